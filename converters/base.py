@@ -1,0 +1,145 @@
+"""The one protocol every runtime variant implements.
+
+The runner, measurement and report code never name a backend: they look a variant up in
+the registry (``converters.get``) and talk to it only through these classes.
+
+Timing boundary (declared once, the same for every variant): a ``Predictor`` call takes a
+host-memory NCHW float32 ``np.ndarray`` and returns host-memory float32 logits
+``(batch, classes)``. Everything in between -- host->device copy, layout change, inference,
+device->host copy and synchronisation -- is inside the timed region.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+
+class SkipVariant(Exception):
+    """Raised by a converter when the variant cannot run here (status ``skipped``)."""
+
+
+class OutOfMemory(Exception):
+    """Raised by a predictor when a batch does not fit (lets the throughput search step down)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Availability:
+    ok: bool
+    reason: str = ""
+    versions: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def yes(cls, **versions) -> "Availability":
+        return cls(True, "", versions)
+
+    @classmethod
+    def no(cls, reason: str, **versions) -> "Availability":
+        return cls(False, reason, versions)
+
+
+@dataclasses.dataclass
+class ModelSpec:
+    """What a converter needs to build one model; created by ``edgebench.models``."""
+
+    name: str                      # timm/torchvision name, e.g. "resnet152"
+    weights: str                   # "pretrained" | "random-seed-N" | checkpoint path
+    input_size: tuple              # (C, H, W)
+    num_classes: int
+    build: Callable[[], Any]       # returns the torch.nn.Module in eval mode, FP32, on CPU
+    source: str = "timm"           # "timm" | "torchvision"
+    options: dict = dataclasses.field(default_factory=dict)  # variant options from the CLI
+
+    def key(self, *extra: Any) -> str:
+        """Content hash for caches: model, weights and whatever else the caller adds."""
+        blob = json.dumps([self.name, self.weights, list(self.input_size), self.num_classes,
+                           _weights_fingerprint(self.weights), *map(str, extra)])
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _weights_fingerprint(weights: str) -> str:
+    # A checkpoint path is identified by its content, not its name.
+    p = Path(weights)
+    if p.is_file():
+        st = p.stat()
+        return f"{st.st_size}-{int(st.st_mtime)}"
+    return ""
+
+
+@dataclasses.dataclass
+class Artifact:
+    """The converted model: a file on disk (cached) or an in-process object."""
+
+    variant: str
+    path: Optional[str] = None     # file or directory on disk, when there is one
+    obj: Any = None                # in-process result (e.g. an nn.Module)
+    convert_s: float = 0.0         # time spent converting in this process (0 when cached)
+    cached: bool = False           # True when taken from the cache
+    meta: dict = dataclasses.field(default_factory=dict)  # written into every record
+
+    def sha256(self) -> Optional[str]:
+        """sha256 of the artifact file, remembered in a sidecar file so large artifacts are
+        hashed once, not once per cell."""
+        if not self.path or not os.path.isfile(self.path):
+            return None
+        st = os.stat(self.path)
+        stamp = f"{st.st_size}:{st.st_mtime_ns}"
+        side = Path(self.path + ".sha256")
+        if side.is_file():
+            known = side.read_text().split()
+            if len(known) == 2 and known[1] == stamp:
+                return known[0]
+        h = hashlib.sha256()
+        with open(self.path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        with contextlib.suppress(OSError):
+            side.write_text(f"{h.hexdigest()} {stamp}\n")
+        return h.hexdigest()
+
+
+class Predictor:
+    """A loaded, ready-to-call model. ``__call__`` is synchronous: when it returns, the logits
+    are in host memory."""
+
+    meta: dict = {}
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:  # pragma: no cover - protocol
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Free device memory etc. Optional."""
+
+
+class Converter:
+    """One runtime variant. Subclasses set ``name`` and implement the three methods."""
+
+    name: str = ""
+    precision: str = "fp32"        # "fp32" | "fp16" ...: decides how parity judges the variant
+    description: str = ""
+    # CLI flags this variant adds to `edgebench.full`, as (flag, argparse kwargs) pairs.
+    # Their values reach ModelSpec.options under argparse's dest name ("--ort-providers" ->
+    # options["ort_providers"]); keep flags prefixed with the variant family.
+    cli_options: tuple = ()
+
+    def available(self, options: dict | None = None) -> Availability:
+        """Can this variant run on this machine (probe for real; never assume)?"""
+        raise NotImplementedError
+
+    def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
+        """Produce (or reuse from ``cache``) the runnable artifact; time the real work."""
+        raise NotImplementedError
+
+    def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
+        """Load the artifact into a Predictor."""
+        raise NotImplementedError
+
+    def versions(self) -> dict:
+        """Versions of the libraries this variant uses, for run.json."""
+        return {}

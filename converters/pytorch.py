@@ -1,0 +1,109 @@
+"""PyTorch eager (the FP32 reference) and torch.compile (inductor)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import register
+from .base import Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor
+
+
+def _device(options: dict | None) -> str:
+    return (options or {}).get("torch_device", "cpu")
+
+
+class TorchPredictor(Predictor):
+    def __init__(self, module, device: str, meta: dict):
+        import torch
+
+        self.torch = torch
+        self.module = module
+        self.device = torch.device(device)
+        self.cuda = self.device.type == "cuda"
+        self.meta = meta
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        torch = self.torch
+        try:
+            with torch.inference_mode():
+                x = torch.from_numpy(batch).to(self.device, non_blocking=False)
+                y = self.module(x)
+                out = y.float().cpu().numpy()  # .cpu() synchronises a CUDA stream
+        except torch.OutOfMemoryError as e:
+            raise OutOfMemory(str(e)) from e
+        return out
+
+    def close(self) -> None:
+        if self.cuda:
+            self.torch.cuda.empty_cache()
+
+
+@register
+class PyTorchEager(Converter):
+    name = "pytorch"
+    precision = "fp32"
+    description = "PyTorch eager, FP32 (the reference every variant is compared with)"
+
+    def available(self, options=None) -> Availability:
+        import torch
+
+        dev = _device(options)
+        if dev.startswith("cuda") and not torch.cuda.is_available():
+            return Availability.no(f"--torch-device {dev}: torch.cuda.is_available() is False",
+                                   torch=torch.__version__)
+        return Availability.yes(**self.versions())
+
+    def versions(self) -> dict:
+        import torch
+
+        return {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
+                "torch_threads": torch.get_num_threads()}
+
+    def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
+        t = time.perf_counter()
+        module = spec.build().to(_device(spec.options))
+        return Artifact(self.name, obj=module, convert_s=time.perf_counter() - t,
+                        meta={"build_s": round(time.perf_counter() - t, 3)})
+
+    def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
+        import torch
+
+        return TorchPredictor(artifact.obj, _device(spec.options),
+                              {"torch_threads": torch.get_num_threads()})
+
+
+@register
+class PyTorchCompile(PyTorchEager):
+    name = "pytorch-compile"
+    description = "torch.compile (inductor backend), FP32"
+
+    def available(self, options=None) -> Availability:
+        base = super().available(options)
+        if not base.ok:
+            return base
+        try:
+            import torch._inductor  # noqa: F401 - the backend must import
+        except Exception as e:  # noqa: BLE001
+            return Availability.no(f"inductor unavailable: {e}")
+        return base
+
+    def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
+        """Compile time is the real work: torch.compile is lazy, so compile here with one
+        batch-1 call and count that call as conversion."""
+        import torch
+
+        art = super().convert(spec, cache)
+        mode = spec.options.get("compile_mode", "default")
+        t = time.perf_counter()
+        compiled = torch.compile(art.obj, backend="inductor", mode=None if mode == "default" else mode)
+        x = torch.zeros((1, *spec.input_size), device=_device(spec.options))
+        with torch.inference_mode():
+            compiled(x)
+        compile_s = time.perf_counter() - t
+        return Artifact(self.name, obj=compiled, convert_s=art.convert_s + compile_s,
+                        meta={"build_s": art.meta["build_s"], "compile_s": round(compile_s, 3),
+                              "compile_mode": mode, "backend": "inductor",
+                              "note": "compiled per process; inductor's on-disk cache may "
+                                      "shorten compile_s after the first cell"})

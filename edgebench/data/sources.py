@@ -1,0 +1,177 @@
+"""Where images come from, and their labels as ImageNet class indices (timm order, 0..999).
+
+Accepted layouts for ``--data PATH``:
+  1. class folders named by WordNet id:      PATH/<wnid>/*.JPEG         (ImageNet val prepared
+     by torchvision or the usual valprep script; also the bundled sample)
+  2. a flat folder of ILSVRC2012_val_*.JPEG with labels: a text file with one wnid per line
+     in sorted file order (``--labels FILE`` or PATH/labels.txt), or the devkit ground truth
+     (ILSVRC2012_devkit_t12.tar.gz, or torchvision's prepared meta.bin, in PATH or beside it)
+  3. ImageNetV2: class-index folders PATH/0 .. PATH/999
+The special value ``imagenetv2`` (or ``imagenetv2-<variant>``) downloads ImageNetV2.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_DIR = REPO_ROOT / "datasets" / "sample"
+IMAGE_EXTS = {".jpeg", ".jpg", ".png", ".bmp", ".webp", ".ppm", ".tif", ".tiff"}
+WNID = re.compile(r"^n\d{8}$")
+LAYOUTS = ("PATH/<wnid>/*.JPEG (ImageNet val in class folders)",
+           "PATH/ILSVRC2012_val_*.JPEG with labels (one wnid per line, or the devkit "
+           "ILSVRC2012_devkit_t12.tar.gz / torchvision meta.bin)",
+           "PATH/0..999/* (ImageNetV2 class-index folders)")
+
+
+class DataError(ValueError):
+    """A usage error about the data (exit code 2)."""
+
+
+@dataclasses.dataclass
+class ImageList:
+    name: str                    # "sample", "imagenet-val", "imagenetv2", ...
+    root: str
+    layout: str
+    paths: list[str]
+    labels: list[int]            # ImageNet class index per image, -1 when unknown
+    license: str = ""
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def limit(self, n: int | None) -> "ImageList":
+        """The first n images of a fixed, evenly spread selection (every k-th image), so a
+        quick run still sees many classes."""
+        if not n or n >= len(self.paths):
+            return self
+        step = len(self.paths) / n
+        idx = [int(i * step) for i in range(n)]
+        return dataclasses.replace(self, paths=[self.paths[i] for i in idx],
+                                   labels=[self.labels[i] for i in idx])
+
+
+def _wnid_index() -> dict[str, int]:
+    from timm.data import ImageNetInfo
+
+    return {w: i for i, w in enumerate(ImageNetInfo().label_names())}
+
+
+def _all_files(folder: Path) -> list[Path]:
+    # Every regular file counts as a candidate image: non-images are skipped and named later.
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def _class_folders(root: Path, wnids: dict[str, int]) -> ImageList | None:
+    subdirs = [d for d in root.iterdir() if d.is_dir() and WNID.match(d.name)]
+    if not subdirs:
+        return None
+    paths, labels = [], []
+    for d in sorted(subdirs):
+        for p in _all_files(d):
+            paths.append(str(p))
+            labels.append(wnids.get(d.name, -1))
+    return ImageList("imagenet-val", str(root), "wnid-folders", paths, labels)
+
+
+def _index_folders(root: Path) -> ImageList | None:
+    subdirs = [d for d in root.iterdir() if d.is_dir() and d.name.isdigit()]
+    if not subdirs or any(int(d.name) > 999 for d in subdirs):
+        return None
+    paths, labels = [], []
+    for d in sorted(subdirs, key=lambda d: int(d.name)):
+        for p in _all_files(d):
+            paths.append(str(p))
+            labels.append(int(d.name))
+    return ImageList("imagenetv2", str(root), "class-index-folders", paths, labels)
+
+
+def _devkit_wnids(root: Path) -> list[str] | None:
+    """Per-image wnids from the devkit, through torchvision's own preparation."""
+    from torchvision.datasets import imagenet as tv
+
+    for base in (root, root.parent):
+        if (base / tv.META_FILE).is_file():
+            return list(tv.load_meta_file(str(base))[1])
+        if (base / "ILSVRC2012_devkit_t12.tar.gz").is_file():
+            tv.parse_devkit_archive(str(base))  # verifies the md5, writes meta.bin
+            return list(tv.load_meta_file(str(base))[1])
+    return None
+
+
+def _flat_val(root: Path, labels_file: str | None, wnids: dict[str, int]) -> ImageList | None:
+    files = sorted(p for p in root.iterdir() if p.is_file() and p.name.startswith("ILSVRC2012_val_"))
+    if not files:
+        return None
+    per_image: list[str] | None = None
+    candidates = [Path(labels_file)] if labels_file else [root / "labels.txt", root / "val_labels.txt"]
+    for c in candidates:
+        if c.is_file():
+            per_image = [ln.split()[-1] for ln in c.read_text().splitlines() if ln.strip()]
+            break
+    if per_image is None:
+        if labels_file:
+            raise DataError(f"labels file '{labels_file}' does not exist")
+        per_image = _devkit_wnids(root)
+    if per_image is None:
+        raise DataError(f"{root}: flat ILSVRC2012_val_* images but no labels: give --labels FILE "
+                        "(one wnid per line, in file order), or put labels.txt, "
+                        "ILSVRC2012_devkit_t12.tar.gz or torchvision's meta.bin in the folder")
+    # ILSVRC2012_val_00000001.JPEG is image 1: index labels by the number, not list position,
+    # so a partial copy of the val set still gets the right labels.
+    paths, labels = [], []
+    for p in files:
+        m = re.search(r"(\d+)", p.stem.removeprefix("ILSVRC2012_val_"))
+        k = int(m.group(1)) - 1 if m else -1
+        if not 0 <= k < len(per_image):
+            raise DataError(f"{p.name}: no label at position {k + 1} in the labels "
+                            f"({len(per_image)} entries)")
+        w = per_image[k]
+        if w not in wnids:
+            raise DataError(f"labels: '{w}' (for {p.name}) is not an ImageNet wnid")
+        paths.append(str(p))
+        labels.append(wnids[w])
+    return ImageList("imagenet-val", str(root), "flat-with-labels", paths, labels)
+
+
+def load_folder(path: str, labels_file: str | None = None) -> ImageList:
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise DataError(f"--data: '{path}' does not exist")
+    if not root.is_dir():
+        raise DataError(f"--data: '{path}' is not a folder")
+    wnids = _wnid_index()
+    for finder in (lambda: _class_folders(root, wnids), lambda: _flat_val(root, labels_file, wnids),
+                   lambda: _index_folders(root)):
+        found = finder()
+        if found is not None and found.paths:
+            return found
+    if (root / "val").is_dir():
+        return load_folder(str(root / "val"), labels_file)
+    raise DataError(f"--data: '{path}' is not a layout edgebench recognises; accepted layouts: "
+                    + "; ".join(LAYOUTS))
+
+
+def bundled_sample() -> ImageList:
+    lst = load_folder(str(SAMPLE_DIR))
+    lic = (SAMPLE_DIR / "LICENSE.md").read_text() if (SAMPLE_DIR / "LICENSE.md").exists() else ""
+    return dataclasses.replace(lst, name="sample", license=lic.splitlines()[0] if lic else "")
+
+
+def resolve_source(data: str | None, labels_file: str | None = None,
+                   download_dir: str | None = None) -> ImageList:
+    """``data`` is None (the bundled sample), 'imagenetv2[-variant]' (downloaded when missing)
+    or a folder path."""
+    if data in (None, "", "sample"):
+        return bundled_sample()
+    if data.startswith("imagenetv2") and not os.path.exists(data):
+        from .imagenetv2 import ensure_imagenetv2
+
+        folder = ensure_imagenetv2(data, download_dir)
+        lst = _index_folders(Path(folder))
+        if lst is None:
+            raise DataError(f"{folder}: downloaded ImageNetV2 has no class-index folders")
+        return lst
+    return load_folder(data, labels_file)

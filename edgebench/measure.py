@@ -1,0 +1,149 @@
+"""Measurement loops, identical for every variant (the system under test is only ever
+called through ``predictor(batch)``, synchronous, host arrays in and out).
+
+Each task returns (status, fields, reason); telemetry marks exactly the timed window.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from converters.base import OutOfMemory
+
+from . import metrics
+
+_OOM_WORDS = ("out of memory", "outofmemory", "failed to allocate", "cannot allocate",
+              "bad_alloc", "resource_exhausted", "cuda_error_out_of_memory")
+
+
+def is_oom(e: BaseException) -> bool:
+    if isinstance(e, (OutOfMemory, MemoryError)):
+        return True
+    name = type(e).__name__.lower()
+    return "outofmemory" in name or any(w in str(e).lower() for w in _OOM_WORDS)
+
+
+def cold_start(predictor, x: np.ndarray) -> float:
+    """The first call after load, in ms (includes lazy compilation/allocation)."""
+    t = time.perf_counter()
+    predictor(x)
+    return (time.perf_counter() - t) * 1e3
+
+
+def timed_calls(predictor, x: np.ndarray, min_count: int, min_s: float, max_s: float) -> np.ndarray:
+    """Per-call wall times (ms) until both min_count calls and min_s seconds are reached,
+    or max_s has passed. Nothing but the call sits between the two clock reads."""
+    times: list[int] = []
+    clock = time.perf_counter_ns
+    start = clock()
+    min_ns, max_ns = int(min_s * 1e9), int(max_s * 1e9)
+    while True:
+        t0 = clock()
+        predictor(x)
+        t1 = clock()
+        times.append(t1 - t0)
+        elapsed = t1 - start
+        if (len(times) >= min_count and elapsed >= min_ns) or elapsed >= max_ns:
+            break
+    return np.asarray(times, dtype=np.float64) / 1e6
+
+
+def latency(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
+    cfg = prof["latency"]
+    x = data.batch(0, 1)
+    for _ in range(cfg["warmup"]):
+        predictor(x)
+    with monitor.window() as w:
+        ms = timed_calls(predictor, x, cfg["min_count"], cfg["min_s"], cfg["max_s"])
+        w.n_items = ms.size
+    fields = {"batch_size": 1, "n": int(ms.size), "latency_ms": metrics.latency_summary(ms),
+              "warmup": cfg["warmup"], "window_s": round(w.t1 - w.t0, 3)}
+    if ms.size < cfg["min_count"]:
+        return "partial", fields, (f"{ms.size} of {cfg['min_count']} calls within the "
+                                   f"{cfg['max_s']} s limit of this profile")
+    return "ok", fields, ""
+
+
+def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple[str, dict, str]:
+    """Max-batch search: 1, 2, 4, ... until OOM, the profile's cap, the time budget, or the
+    gain stops; on OOM one step down halfway between the last good batch and the failed one."""
+    cfg = prof["throughput"]
+    by_batch: list[dict] = []
+    start = time.perf_counter()
+    status, reason, stop_reason = "ok", "", ""
+    b, last_ok, best = 1, 0, 0.0
+    tried_down = False
+    while b <= cfg["max_batch"]:
+        x = data.tiled(b)
+        try:
+            for _ in range(cfg["warmup"]):
+                predictor(x)
+            with monitor.window() as w:
+                mark = len(monitor.rss)
+                ms = timed_calls(predictor, x, cfg["min_iters"], cfg["min_s"], 10 * cfg["min_s"])
+                w.n_items = ms.size * b
+            peak = max((v for _, v in monitor.rss[mark:]), default=None)
+        except Exception as e:  # noqa: BLE001
+            if not is_oom(e):
+                raise
+            stop_reason = f"out of memory at batch {b}: {str(e).splitlines()[0][:200]}"
+            mid = (last_ok + b) // 2
+            if not tried_down and mid > last_ok:
+                tried_down, b = True, mid
+                continue
+            break
+        sps = b * ms.size / (ms.sum() / 1e3)
+        by_batch.append({"batch_size": b, "samples_per_s": round(sps, 3), "iters": int(ms.size),
+                         "latency_ms_p50": round(float(np.median(ms)), 4),
+                         "peak_rss_mb": round(peak, 1) if peak is not None else None})
+        last_ok = b
+        if tried_down:
+            break
+        if sps < best * cfg["min_gain"]:
+            stop_reason = f"gain stopped at batch {b} (< {cfg['min_gain']:g}x the best so far)"
+            best = max(best, sps)
+            break
+        best = max(best, sps)
+        if time.perf_counter() - start > cfg["budget_s"]:
+            status, reason = "partial", f"time budget {cfg['budget_s']:g} s reached after batch {b}"
+            break
+        b *= 2
+    else:
+        stop_reason = f"batch cap {cfg['max_batch']} of this profile reached"
+    if not by_batch:
+        return "failed", {"by_batch": []}, stop_reason or "no batch size ran"
+    metrics.batch_scaling(by_batch, ref_by_batch)
+    top = max(by_batch, key=lambda r: r["samples_per_s"])
+    return status, {"best_batch": top["batch_size"], "samples_per_s": top["samples_per_s"],
+                    "by_batch": by_batch, "stop_reason": stop_reason or reason}, reason
+
+
+def run_all(predictor, data, batch_size: int, limit: int | None = None):
+    """Logits for the first ``limit`` images in order, plus the wall time of the pass (data
+    normalisation included: the pipeline is part of what accuracy's samples_per_s shows)."""
+    outs, labels = [], []
+    t0 = time.perf_counter()
+    for x, y in data.batches(batch_size, limit):
+        outs.append(np.asarray(predictor(x)))
+        labels.append(y)
+    wall = time.perf_counter() - t0
+    return np.concatenate(outs), np.concatenate(labels), wall
+
+
+def accuracy(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
+    bs = prof["accuracy_batch"]
+    predictor(data.batch(0, min(bs, len(data))))  # warm-up at this batch shape, not timed
+    with monitor.window() as w:
+        logits, labels, wall = run_all(predictor, data, bs)
+        w.n_items = len(labels)
+    known = labels >= 0
+    fields = {"n_images": int(len(labels)), "n_labelled": int(known.sum()),
+              "skipped_images": len(data.skipped), "batch_size": bs,
+              "samples_per_s": round(len(labels) / wall, 3)}
+    if known.any():
+        fields["top1"] = round(100.0 * metrics.topk_correct(logits[known], labels[known], 1).mean(), 4)
+        fields["top5"] = round(100.0 * metrics.topk_correct(logits[known], labels[known], 5).mean(), 4)
+        return "ok", fields, ""
+    fields["top1"] = fields["top5"] = None
+    return "partial", fields, "no labelled images: Top-1/Top-5 need labels"

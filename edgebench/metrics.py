@@ -1,0 +1,82 @@
+"""Metric definitions (DESIGN.md), as pure functions on arrays."""
+from __future__ import annotations
+
+import numpy as np
+
+PERCENTILES = (50, 90, 95, 99)
+
+
+def latency_summary(ms: np.ndarray, n_boot: int = 2000, seed: int = 0) -> dict:
+    """min/mean/max, p50/p90/p95/p99 and a bootstrap 95% CI of p50 (percentile method)."""
+    ms = np.asarray(ms, dtype=np.float64)
+    out = {"mean": float(ms.mean()), "min": float(ms.min()), "max": float(ms.max())}
+    for p, v in zip(PERCENTILES, np.percentile(ms, PERCENTILES)):
+        out[f"p{p}"] = float(v)
+    rng = np.random.default_rng(seed)
+    boots = np.median(rng.choice(ms, size=(n_boot, ms.size), replace=True), axis=1)
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    out["ci95_low"], out["ci95_high"] = float(lo), float(hi)
+    out["std"] = float(ms.std(ddof=1)) if ms.size > 1 else 0.0
+    return {k: round(v, 4) for k, v in out.items()}
+
+
+def topk_correct(logits: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
+    """Per-image bool: is the label among the k highest logits?"""
+    topk = np.argsort(-logits, axis=1)[:, :k]
+    return (topk == labels[:, None]).any(axis=1)
+
+
+def parity(ref: np.ndarray, out: np.ndarray) -> dict:
+    """Compare a variant's logits with the reference's on the same images.
+
+    top1_agreement: same arg-max; top5_agreement: same set of 5 highest classes;
+    cosine_min: the smallest per-image cosine similarity of the logit vectors."""
+    ref = np.asarray(ref, dtype=np.float64)
+    out = np.asarray(out, dtype=np.float64)
+    if ref.shape != out.shape:
+        raise ValueError(f"logit shapes differ: reference {ref.shape}, variant {out.shape}")
+    diff = np.abs(ref - out)
+    top5_r = np.sort(np.argsort(-ref, axis=1)[:, :5], axis=1)
+    top5_o = np.sort(np.argsort(-out, axis=1)[:, :5], axis=1)
+    cos = (ref * out).sum(1) / (np.linalg.norm(ref, axis=1) * np.linalg.norm(out, axis=1) + 1e-30)
+    return {
+        "n_images": int(ref.shape[0]),
+        "top1_agreement": float((ref.argmax(1) == out.argmax(1)).mean()),
+        "top5_agreement": float((top5_r == top5_o).all(1).mean()),
+        "max_abs_diff": float(diff.max()),
+        "mean_abs_diff": float(diff.mean()),
+        "cosine_min": float(cos.min()),
+        "ref_logit_absmax": float(np.abs(ref).max()),
+        "ref_distinct_classes": int(np.unique(ref.argmax(1)).size),
+        "non_finite": int((~np.isfinite(out)).sum()),
+    }
+
+
+def parity_verdict(p: dict, precision: str, thresholds: dict) -> tuple[bool, str]:
+    """FP32: max_abs_diff <= atol and top-1 agreement >= min_top1 (1.0 by default).
+    Reduced precision: judged on top-k agreement only."""
+    if p["non_finite"]:
+        return False, f"{p['non_finite']} non-finite logits"
+    if precision == "fp32":
+        atol, need = thresholds["fp32_atol"], thresholds["fp32_min_top1"]
+        ok = p["max_abs_diff"] <= atol and p["top1_agreement"] >= need
+        return ok, (f"fp32: max_abs_diff {p['max_abs_diff']:.3g} (<= {atol:g}), "
+                    f"top1_agreement {p['top1_agreement']:.4f} (>= {need:g})")
+    n1, n5 = thresholds["reduced_min_top1"], thresholds["reduced_min_top5"]
+    ok = p["top1_agreement"] >= n1 and p["top5_agreement"] >= n5
+    return ok, (f"{precision}: top1_agreement {p['top1_agreement']:.4f} (>= {n1:g}), "
+                f"top5_agreement {p['top5_agreement']:.4f} (>= {n5:g})")
+
+
+def batch_scaling(by_batch: list[dict], ref_by_batch: list[dict] | None = None) -> list[dict]:
+    """Adds RTR(b) = T(b)/T(1), ASE(b) = T(b)/(b*T(1)) and, given the reference variant's
+    sweep, BSR(b) = ASE(b)/ASE_ref(b) (seed paper 002)."""
+    t1 = next((r["samples_per_s"] for r in by_batch if r["batch_size"] == 1), None)
+    ref_ase = {r["batch_size"]: r.get("ase") for r in (ref_by_batch or [])}
+    for r in by_batch:
+        b, t = r["batch_size"], r["samples_per_s"]
+        r["rtr"] = round(t / t1, 4) if t1 else None
+        r["ase"] = round(t / (b * t1), 4) if t1 else None
+        ra = ref_ase.get(b)
+        r["bsr"] = round(r["ase"] / ra, 4) if (r["ase"] and ra) else None
+    return by_batch

@@ -1,0 +1,198 @@
+"""Model names -> ``ModelSpec``: timm first, torchvision for the few timm lacks.
+
+Weights policy (``--weights``):
+  auto        pretrained when cached or reachable, else seeded random weights (said in every output)
+  pretrained  pretrained or a clear error
+  random      seeded random weights ("random-seed-N")
+  PATH        a local checkpoint (state_dict, or a dict holding one under "state_dict"/"model")
+The choice is resolved once in the main process; workers get the resolved value.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import socket
+from pathlib import Path
+
+from converters.base import ModelSpec
+
+SEED_MODELS = [
+    "resnet152",
+    "mobilenetv2_100",
+    "squeezenet1_1",
+    "efficientnet_b0",
+    "vgg16",
+    "swin_tiny_patch4_window7_224",
+]
+# timm lacks SqueezeNet; these come from torchvision.
+TORCHVISION_MODELS = {"squeezenet1_0", "squeezenet1_1"}
+DEFAULT_SEED = 0
+
+
+class ModelError(ValueError):
+    """A usage error about a model name or its weights (exit code 2)."""
+
+
+def known_names() -> list[str]:
+    import timm
+
+    return sorted(set(timm.list_models()) | TORCHVISION_MODELS)
+
+
+def check_name(name: str) -> None:
+    """Raise ModelError with close matches when ``name`` is not a model we can build."""
+    if name in TORCHVISION_MODELS:
+        return
+    import timm
+
+    if timm.is_model(name):
+        return
+    close = difflib.get_close_matches(name, known_names(), n=4, cutoff=0.6)
+    hint = f"; did you mean: {', '.join(close)}?" if close else ""
+    raise ModelError(f"unknown model '{name}'{hint}")
+
+
+def source_of(name: str) -> str:
+    return "torchvision" if name in TORCHVISION_MODELS else "timm"
+
+
+def data_config(name: str) -> dict:
+    """The model's own preprocessing (timm's names): input_size, interpolation, mean, std,
+    crop_pct, crop_mode. Needs no weights and does not build the model."""
+    import timm
+    from timm.data import resolve_data_config
+
+    if source_of(name) == "torchvision":
+        # torchvision's ImageNet recipe for SqueezeNet: resize 256, crop 224, bilinear.
+        return {"input_size": (3, 224, 224), "interpolation": "bilinear",
+                "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225),
+                "crop_pct": 0.875, "crop_mode": "center"}
+    cfg = timm.get_pretrained_cfg(name)
+    args = cfg.to_dict() if cfg is not None else {}
+    return dict(resolve_data_config(args, use_test_size=True))
+
+
+# ----------------------------------------------------------------------------- weights
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    if os.environ.get("HF_HUB_OFFLINE") in ("1", "true", "True"):
+        return False
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def _torchvision_build(name: str, pretrained: bool):
+    import torchvision
+
+    weights = "DEFAULT" if pretrained else None
+    return getattr(torchvision.models, name)(weights=weights)
+
+
+def _timm_build(name: str, pretrained: bool):
+    import timm
+
+    return timm.create_model(name, pretrained=pretrained)
+
+
+def _build_raw(name: str, pretrained: bool):
+    if source_of(name) == "torchvision":
+        return _torchvision_build(name, pretrained)
+    return _timm_build(name, pretrained)
+
+
+def _pretrained_cached(name: str) -> bool:
+    """True when pretrained weights are already on disk, so loading needs no network.
+    (huggingface_hub reads HF_HUB_OFFLINE at import, so the cache is looked up directly.)"""
+    import torch.hub
+
+    hub_ckpts = Path(torch.hub.get_dir()) / "checkpoints"
+    if source_of(name) == "torchvision":
+        import torchvision
+
+        w = torchvision.models.get_model_weights(name).DEFAULT
+        return (hub_ckpts / os.path.basename(w.url)).is_file()
+    import timm
+
+    cfg = timm.get_pretrained_cfg(name)
+    if cfg is None:
+        return False
+    if cfg.hf_hub_id:
+        from huggingface_hub import try_to_load_from_cache
+
+        for fname in (cfg.hf_hub_filename, "model.safetensors", "pytorch_model.bin"):
+            if fname and isinstance(try_to_load_from_cache(cfg.hf_hub_id, fname), str):
+                return True
+    if cfg.file and Path(cfg.file).is_file():
+        return True
+    return bool(cfg.url) and (hub_ckpts / os.path.basename(cfg.url)).is_file()
+
+
+def resolve_weights(name: str, policy: str, seed: int = DEFAULT_SEED) -> tuple[str, str]:
+    """Decide which weights ``name`` uses. Returns (weights, note) where weights is
+    "pretrained", "random-seed-N" or an absolute checkpoint path, and note says why."""
+    if policy == "random":
+        return f"random-seed-{seed}", "random weights requested"
+    if policy not in ("auto", "pretrained"):
+        path = Path(policy).expanduser()
+        if not path.is_file():
+            raise ModelError(f"--weights: checkpoint '{policy}' does not exist (expected auto, "
+                             "pretrained, random or a path to a checkpoint file)")
+        return str(path.resolve()), "local checkpoint"
+    if _pretrained_cached(name):
+        return "pretrained", "pretrained weights found in the local cache"
+    if _hub_reachable():
+        try:
+            _build_raw(name, pretrained=True)  # downloads into the cache once, here
+            return "pretrained", "pretrained weights downloaded"
+        except Exception as e:  # noqa: BLE001 - any download failure means "not available"
+            why = f"download failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+    else:
+        why = "not cached and the weights hub is unreachable"
+    if policy == "pretrained":
+        raise ModelError(f"--weights pretrained: no pretrained weights for '{name}' ({why})")
+    return f"random-seed-{seed}", f"pretrained weights unavailable ({why}); seeded random weights"
+
+
+def _load_checkpoint(model, path: str) -> None:
+    import torch
+
+    sd = torch.load(path, map_location="cpu", weights_only=True)
+    if isinstance(sd, dict):
+        for k in ("state_dict", "model", "state_dict_ema"):
+            if k in sd and isinstance(sd[k], dict):
+                sd = sd[k]
+                break
+    sd = {k.removeprefix("module."): v for k, v in sd.items()}
+    model.load_state_dict(sd)
+
+
+def build_model(name: str, weights: str):
+    """Build the eval-mode FP32 CPU torch model with the resolved ``weights``."""
+    import torch
+
+    if weights == "pretrained":
+        # Resolved (and downloaded once) by the main process; workers run with HF_HUB_OFFLINE=1.
+        model = _build_raw(name, pretrained=True)
+    elif weights.startswith("random-seed-"):
+        torch.manual_seed(int(weights.rsplit("-", 1)[1]))
+        model = _build_raw(name, pretrained=False)
+    else:
+        model = _build_raw(name, pretrained=False)
+        _load_checkpoint(model, weights)
+    return model.eval().float()
+
+
+def make_spec(name: str, weights: str, options: dict | None = None) -> ModelSpec:
+    cfg = data_config(name)
+    return ModelSpec(
+        name=name,
+        weights=weights,
+        input_size=tuple(cfg["input_size"]),
+        num_classes=1000,
+        build=lambda: build_model(name, weights),
+        source=source_of(name),
+        options=dict(options or {}),
+    )

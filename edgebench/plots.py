@@ -1,0 +1,94 @@
+"""PNG plots in the spirit of the study's figures: latency per model (log scale), throughput
+against batch size, memory against batch size."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import store
+
+
+def _mpl():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _ok(records, task):
+    return [r for r in store.latest(records).values()
+            if r["task"] == task and r["status"] in ("ok", "partial")]
+
+
+def latency_plot(path: Path, records: list[dict]) -> bool:
+    recs = _ok(records, "latency")
+    if not recs:
+        return False
+    plt = _mpl()
+    models = list(dict.fromkeys(r["model"] for r in recs))
+    variants = list(dict.fromkeys(r["variant"] for r in recs))
+    width = 0.8 / len(variants)
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(models)), 4.5))
+    for i, v in enumerate(variants):
+        xs, ys, lo, hi = [], [], [], []
+        for j, m in enumerate(models):
+            r = next((r for r in recs if r["model"] == m and r["variant"] == v), None)
+            if r:
+                lat = r["latency_ms"]
+                xs.append(j + i * width)
+                ys.append(lat["p50"])
+                lo.append(lat["p50"] - lat["p5"] if "p5" in lat else lat["p50"] - lat["min"])
+                hi.append(lat["p99"] - lat["p50"])
+        ax.bar(xs, ys, width, label=v, yerr=[lo, hi], capsize=2)
+    ax.set_yscale("log")
+    ax.set_xticks([j + width * (len(variants) - 1) / 2 for j in range(len(models))])
+    ax.set_xticklabels(models, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("batch-1 latency, ms (p50; whiskers min..p99)")
+    ax.set_title("Latency per model")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _by_batch_plot(path: Path, records: list[dict], key: str, ylabel: str, title: str) -> bool:
+    recs = [r for r in _ok(records, "throughput") if r.get("by_batch")]
+    if not recs:
+        return False
+    plt = _mpl()
+    models = list(dict.fromkeys(r["model"] for r in recs))
+    cols = min(3, len(models))
+    rows = (len(models) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    for ax, m in zip(axes.flat, models):
+        for r in (r for r in recs if r["model"] == m):
+            pts = [(b["batch_size"], b.get(key)) for b in r["by_batch"] if b.get(key) is not None]
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=r["variant"])
+        ax.set_xscale("log", base=2)
+        ax.set_title(m, fontsize=9)
+        ax.set_xlabel("batch size")
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(models):]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def make_all(folder: Path, records: list[dict]) -> list[str]:
+    made = []
+    if latency_plot(folder / "latency.png", records):
+        made.append("latency.png")
+    if _by_batch_plot(folder / "throughput.png", records, "samples_per_s", "samples/s",
+                      "Throughput against batch size"):
+        made.append("throughput.png")
+    if _by_batch_plot(folder / "memory.png", records, "peak_rss_mb", "peak process RSS, MB",
+                      "Memory against batch size"):
+        made.append("memory.png")
+    return made

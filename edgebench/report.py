@@ -1,0 +1,224 @@
+"""summary.csv, report.md and plots/ from the run's records. Every figure shown here is read
+from results.jsonl; nothing is computed that the records do not hold, except BSR and
+speed-ups, which are ratios of recorded figures in the same run."""
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+from . import store
+
+SUMMARY_COLUMNS = [
+    "model", "variant", "device", "weights", "equivalent",
+    "parity_status", "top1_agreement", "top5_agreement", "max_abs_diff", "cosine_min",
+    "accuracy_status", "top1", "top5", "n_images", "accuracy_samples_per_s",
+    "latency_status", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_ci95_low",
+    "latency_ci95_high", "cold_start_ms", "speedup_p50_vs_pytorch",
+    "throughput_status", "best_batch", "max_samples_per_s", "convert_s",
+    "peak_rss_mb", "rss_delta_mb", "power_mean_w", "energy_mj_per_sample", "reasons",
+]
+
+
+def _f(v, nd=2):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        return f"{v:.{nd}f}" if abs(v) >= 10 ** -nd or v == 0 else f"{v:.2e}"
+    return str(v)
+
+
+def one_line(r: dict) -> str:
+    """A short human summary of one record, for the progress log."""
+    if r["status"] in ("failed", "timeout", "skipped"):
+        return (r.get("reason") or "")[:160]
+    t = r["task"]
+    if t == "latency":
+        lat = r["latency_ms"]
+        return f"p50 {lat['p50']:.2f} ms  p99 {lat['p99']:.2f} ms  n={r['n']}"
+    if t == "throughput":
+        return f"{r['samples_per_s']:.1f} samples/s at batch {r['best_batch']}"
+    if t == "accuracy":
+        return f"top1 {_f(r.get('top1'))}%  top5 {_f(r.get('top5'))}%  {r['samples_per_s']:.1f} img/s"
+    if t == "parity":
+        return (f"top1 agree {r['top1_agreement']:.3f}  max|d| {r['max_abs_diff']:.2e}  "
+                f"cos_min {r['cosine_min']:.6f}")
+    return f"convert {r.get('convert_s', 0):.1f} s"
+
+
+def _cells(records: list[dict]) -> dict[tuple, dict[str, dict]]:
+    """(device_id, model, variant) -> {task: latest record}."""
+    out: dict[tuple, dict[str, dict]] = {}
+    for (dev, m, v, t), r in store.latest(records).items():
+        out.setdefault((dev, m, v), {})[t] = r
+    return out
+
+
+def summary_rows(records: list[dict]) -> list[dict]:
+    cells = _cells(records)
+    rows = []
+    for (dev, m, v), tasks in cells.items():
+        par, acc, lat, thr = (tasks.get(t, {}) for t in ("parity", "accuracy", "latency", "throughput"))
+        any_rec = next(iter(tasks.values()))
+        ref_lat = cells.get((dev, m, "pytorch"), {}).get("latency", {})
+        p50 = (lat.get("latency_ms") or {}).get("p50") if lat.get("status") in ("ok", "partial") else None
+        ref_p50 = (ref_lat.get("latency_ms") or {}).get("p50") if ref_lat.get("status") in ("ok", "partial") else None
+        peak = [r["memory_mb"]["peak"] for r in tasks.values() if r.get("memory_mb")]
+        delta = [r["memory_mb"]["delta"] for r in tasks.values() if r.get("memory_mb")]
+        reasons = "; ".join(f"{t}: {r['reason']}" for t, r in tasks.items()
+                            if r.get("reason") and r["status"] != "ok")
+        conv = [r.get("convert_s") for r in tasks.values() if r.get("convert_s") is not None]
+        equivalent = next((r.get("equivalent") for r in tasks.values() if "equivalent" in r), None)
+        pw = (lat.get("power_w") or {}).get("mean") if lat.get("power_w") else None
+        rows.append({
+            "model": m, "variant": v, "device": dev or any_rec.get("device", {}).get("name", ""),
+            "weights": any_rec.get("weights"), "equivalent": equivalent,
+            "parity_status": par.get("status"), "top1_agreement": par.get("top1_agreement"),
+            "top5_agreement": par.get("top5_agreement"), "max_abs_diff": par.get("max_abs_diff"),
+            "cosine_min": par.get("cosine_min"),
+            "accuracy_status": acc.get("status"), "top1": acc.get("top1"), "top5": acc.get("top5"),
+            "n_images": acc.get("n_images"), "accuracy_samples_per_s": acc.get("samples_per_s"),
+            "latency_status": lat.get("status"), "latency_p50_ms": p50,
+            "latency_p90_ms": (lat.get("latency_ms") or {}).get("p90"),
+            "latency_p99_ms": (lat.get("latency_ms") or {}).get("p99"),
+            "latency_ci95_low": (lat.get("latency_ms") or {}).get("ci95_low"),
+            "latency_ci95_high": (lat.get("latency_ms") or {}).get("ci95_high"),
+            "cold_start_ms": lat.get("cold_start_ms"),
+            "speedup_p50_vs_pytorch": (ref_p50 / p50) if (p50 and ref_p50) else None,
+            "throughput_status": thr.get("status"), "best_batch": thr.get("best_batch"),
+            "max_samples_per_s": thr.get("samples_per_s"),
+            "convert_s": max(conv) if conv else None,
+            "peak_rss_mb": max(peak) if peak else None, "rss_delta_mb": max(delta) if delta else None,
+            "power_mean_w": pw, "energy_mj_per_sample": lat.get("energy_mj_per_sample"),
+            "reasons": reasons,
+        })
+    return rows
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=SUMMARY_COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in SUMMARY_COLUMNS})
+
+
+def _warnings(records: list[dict], meta: dict) -> list[str]:
+    out = []
+    weights = {m: i.get("weights") for m, i in meta.get("models", {}).items()}
+    rnd = [m for m, w in weights.items() if str(w).startswith("random")]
+    if rnd:
+        out.append(f"**Random weights** for {', '.join(rnd)}: pretrained weights were not "
+                   "available, so Top-1/Top-5 are meaningless; latency, throughput, memory and "
+                   "parity (logit error) still are.")
+    if meta.get("data", {}).get("source") == "sample":
+        out.append("**Bundled 16-image sample**: not an accuracy benchmark. Use `--data` with "
+                   "ImageNet val for Top-1/Top-5.")
+    for r in store.latest(records).values():
+        if r["task"] == "parity" and r["status"] in ("ok", "failed"):
+            if r.get("ref_distinct_classes", 99) < 5:
+                out.append(f"{r['model']} / {r['variant']}: the reference predicts only "
+                           f"{r['ref_distinct_classes']} distinct classes on these images, so "
+                           "top-1 agreement says little; judge parity by the logit error.")
+            if r["status"] == "failed":
+                out.append(f"**{r['model']} / {r['variant']} failed parity** ({r.get('criterion')}): "
+                           "its accuracy and speed figures come from a non-equivalent model.")
+    try:
+        from .telemetry.device_state import clock_warnings
+        for rec in records:
+            out.extend(clock_warnings(meta.get("device_state", {}), rec.get("device_states") or []))
+    except Exception:  # noqa: BLE001 - the clock check is optional
+        pass
+    return list(dict.fromkeys(out))
+
+
+def _md_table(headers: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _paper_section(rows: list[dict], meta: dict) -> str:
+    try:
+        from .reference import is_agx_orin, paper_figures
+    except ImportError:
+        return ""
+    if not is_agx_orin(meta.get("device_state", {})):
+        return ""
+    lines = []
+    for r in rows:
+        for fig in paper_figures(r["model"], r["variant"]):
+            ours = {"top1": r["top1"], "latency_per_sample": r["latency_p50_ms"],
+                    "max_throughput": r["max_samples_per_s"]}.get(fig["metric"])
+            lines.append([r["model"], r["variant"], fig["metric"], f"{fig['value']} {fig['unit']}",
+                          _f(ours), fig.get("note", "")])
+    if not lines:
+        return ""
+    return ("## Beside the study (AGX Orin, published figures)\n\n" +
+            _md_table(["model", "variant", "metric", "study", "this run", "note"], lines) + "\n")
+
+
+def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict, plots: list[str]) -> None:
+    m = meta.get("machine", {})
+    dev = meta.get("device", {})
+    lines = [f"# edgebench report — run {meta.get('run_id')}", ""]
+    lines.append(f"- Device: {dev.get('name')} ({dev.get('kind')}, {m.get('cores_physical')} physical "
+                 f"cores, {m.get('memory_total_mb')} MB), {m.get('os_release')}, Python {m.get('python')}")
+    lines.append(f"- Profile: {meta.get('config', {}).get('profile')}; data: "
+                 f"{meta.get('data', {}).get('source')} ({meta.get('data', {}).get('n_images')} images)")
+    lines.append("- Weights: " + "; ".join(f"{k}: {v.get('weights')} ({v.get('weights_note')})"
+                                           for k, v in meta.get("models", {}).items()))
+    lines.append("- Timing boundary: host NCHW float32 in -> host logits out; copies and "
+                 "synchronisation inside the timed region, the same for every variant.")
+    vs = meta.get("variants", {})
+    skipped = [f"{v}: {p['reason']}" for v, p in vs.items() if not p.get("ok")]
+    if skipped:
+        lines.append("- Variants that cannot run here: " + "; ".join(skipped))
+    warn = _warnings(records, meta)
+    if warn:
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in warn]
+    lines += ["", "## Results", ""]
+    for model in dict.fromkeys(r["model"] for r in rows):
+        lines += [f"### {model}", ""]
+        tab = []
+        for r in (x for x in rows if x["model"] == model):
+            eq = {True: "yes", False: "**NO**", None: "–"}[r["equivalent"]]
+            par = (f"{r['parity_status']}: agree {_f(r['top1_agreement'], 3)}, max|Δ| {_f(r['max_abs_diff'], 6)}"
+                   if r["parity_status"] in ("ok", "failed") else (r["parity_status"] or "–"))
+            tab.append([r["variant"], eq, par, _f(r["top1"]), _f(r["top5"]), _f(r["latency_p50_ms"]),
+                        _f(r["latency_p99_ms"]), _f(r["speedup_p50_vs_pytorch"]), _f(r["cold_start_ms"], 1),
+                        f"{_f(r['max_samples_per_s'], 1)} @ {r['best_batch'] or '–'}",
+                        _f(r["peak_rss_mb"], 0), _f(r["power_mean_w"]), _f(r["convert_s"], 1)])
+        lines.append(_md_table(["variant", "equivalent", "parity", "top1 %", "top5 %", "p50 ms",
+                                "p99 ms", "speed-up", "cold start ms", "samples/s @ batch",
+                                "peak RSS MB", "power W", "convert s"], tab))
+        notes = [f"- {r['variant']}: {r['reasons']}" for r in rows if r["model"] == model and r["reasons"]]
+        if notes:
+            lines += [""] + notes
+        lines.append("")
+    paper = _paper_section(rows, meta)
+    if paper:
+        lines += [paper]
+    power_reasons = {r.get("power_reason") for r in records if r.get("power_reason")}
+    if power_reasons:
+        lines += ["## Power", "", "No figure is estimated. Where power is empty: " +
+                  "; ".join(sorted(power_reasons)), ""]
+    if plots:
+        lines += ["## Plots", ""] + [f"![{p}](plots/{p})" for p in plots] + [""]
+    lines += ["Figures come from `results.jsonl` (schema: `edgebench/schema/results.schema.json`); "
+              "machine and versions in `run.json`."]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_all(out: Path, records: list[dict], meta: dict) -> None:
+    from . import plots as plotmod
+
+    rows = summary_rows(records)
+    write_csv(out / "summary.csv", rows)
+    (out / "plots").mkdir(exist_ok=True)
+    try:
+        made = plotmod.make_all(out / "plots", records)
+    except Exception as e:  # noqa: BLE001 - a plotting problem must not lose the report
+        made = []
+        meta.setdefault("report_warnings", []).append(f"plots failed: {e}")
+    write_markdown(out / "report.md", rows, records, meta, made)

@@ -1,0 +1,155 @@
+"""Runs the plan: one worker process per cell, with a timeout, resume and a progress display.
+
+Backend-agnostic: it only knows variant names, and asks each variant once (in a throwaway
+process) whether it can run here."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import store
+from .plan import REFERENCE_VARIANT, CellId
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclasses.dataclass
+class RunContext:
+    out: Path
+    run_id: str
+    profile: str
+    prof: dict
+    cache_dir: Path
+    cell_timeout: float
+    options: dict
+    device: dict
+    device_id: str = ""
+    parity_thresholds: dict = dataclasses.field(default_factory=dict)
+    pythons: dict = dataclasses.field(default_factory=dict)   # variant -> interpreter
+    env: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def results_path(self) -> Path:
+        return self.out / "results.jsonl"
+
+
+def _python_for(ctx: RunContext, variant: str) -> str:
+    return ctx.pythons.get(variant, sys.executable)
+
+
+def _worker_env(ctx: RunContext) -> dict:
+    env = dict(os.environ)
+    # A variant's own interpreter (e.g. a separate JAX venv) still imports this checkout.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    # Weights were resolved (and downloaded, if at all) by the main process: never fetch here.
+    env["HF_HUB_OFFLINE"] = "1"
+    return env
+
+
+def _spawn(cmd: list[str], ctx: RunContext, log: Path, timeout: float):
+    """Run a worker in its own process group; kill the whole group on timeout.
+    Returns (returncode or None on timeout, seconds)."""
+    t = time.perf_counter()
+    with open(log, "ab") as lf:
+        proc = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, env=_worker_env(ctx),
+                                cwd=REPO_ROOT, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+            _kill_group(proc)
+        except BaseException:
+            _kill_group(proc)
+            raise
+    return rc, time.perf_counter() - t
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _log_tail(log: Path, n: int = 6) -> str:
+    try:
+        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:])[-800:]
+
+
+def probe_variants(variants: list[str], ctx: RunContext, log_dir: Path) -> dict[str, dict]:
+    out = {}
+    for v in variants:
+        with tempfile.TemporaryDirectory() as td:
+            res, opts = Path(td) / "probe.json", Path(td) / "opts.json"
+            opts.write_text(json.dumps(ctx.options))
+            cmd = [_python_for(ctx, v), "-m", "edgebench.worker", "--probe", v, str(res), str(opts)]
+            rc, _ = _spawn(cmd, ctx, log_dir / f"probe__{v}.log", timeout=300)
+            if res.is_file():
+                out[v] = json.loads(res.read_text())
+            else:
+                why = "timed out" if rc is None else f"exit code {rc}"
+                out[v] = {"ok": False, "reason": f"availability probe {why}: "
+                                                 f"{_log_tail(log_dir / f'probe__{v}.log')}",
+                          "versions": {}}
+    return out
+
+
+def _failure_reason(rc: int | None, timeout: float, log: Path) -> tuple[str, str]:
+    if rc is None:
+        return "timeout", f"cell exceeded --cell-timeout {timeout:g} s and was killed"
+    if rc < 0:
+        sig = signal.Signals(-rc).name
+        hint = " (the kernel's OOM killer sends SIGKILL: likely out of memory)" if rc == -9 else ""
+        return "failed", f"worker killed by {sig}{hint}; log: {_log_tail(log)}"
+    return "failed", f"worker exited with code {rc} without a result; log: {_log_tail(log)}"
+
+
+def run_cell(cell: CellId, model_ctx: dict, ctx: RunContext, log_dir: Path) -> dict:
+    """Run one cell in a worker process and return its record (never raises for the cell's
+    own failure)."""
+    payload = {
+        "run_id": ctx.run_id, "model": cell.model, "variant": cell.variant, "task": cell.task,
+        "device": ctx.device, "device_id": ctx.device_id, "profile": ctx.profile, "prof": ctx.prof,
+        "options": ctx.options, "cache_dir": str(ctx.cache_dir),
+        "results_path": str(ctx.results_path), "parity_thresholds": ctx.parity_thresholds,
+        "reference_variant": REFERENCE_VARIANT, "env": ctx.env, **model_ctx,
+    }
+    log = log_dir / f"{cell.slug()}.log"
+    with tempfile.TemporaryDirectory(prefix="edgebench-cell-") as td:
+        cfile, rfile = Path(td) / "cell.json", Path(td) / "record.json"
+        cfile.write_text(json.dumps(payload))
+        cmd = [_python_for(ctx, cell.variant), "-m", "edgebench.worker", str(cfile), str(rfile)]
+        started = time.time()
+        rc, wall = _spawn(cmd, ctx, log, ctx.cell_timeout)
+        if rc == 0 and rfile.is_file():
+            return json.loads(rfile.read_text())
+        status, reason = _failure_reason(rc, ctx.cell_timeout, log)
+    return {"run_id": ctx.run_id, "model": cell.model, "variant": cell.variant, "task": cell.task,
+            "status": status, "reason": reason, "device": ctx.device, "device_id": ctx.device_id,
+            "weights": model_ctx["weights"], "weights_note": model_ctx["weights_note"],
+            "data": model_ctx["data_info"], "profile": ctx.profile,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(started)),
+            "wall_s": round(wall, 3), "memory_mb": None, "power_w": None,
+            "power_reason": "cell did not finish", "energy_mj_per_sample": None}
+
+
+def skipped_record(cell: CellId, model_ctx: dict, ctx: RunContext, reason: str) -> dict:
+    return {"run_id": ctx.run_id, "model": cell.model, "variant": cell.variant, "task": cell.task,
+            "status": "skipped", "reason": reason, "device": ctx.device, "device_id": ctx.device_id,
+            "weights": model_ctx["weights"], "weights_note": model_ctx["weights_note"],
+            "data": model_ctx["data_info"], "profile": ctx.profile,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()), "wall_s": 0.0,
+            "memory_mb": None, "power_w": None, "power_reason": "not run",
+            "energy_mj_per_sample": None}

@@ -1,0 +1,73 @@
+"""Power (and memory) through jetson-stats' ``jtop`` service (jetson-stats 4.x and 7.x).
+
+API (jetson-stats ``jtop/jtop.py``): ``jtop(interval).start()`` connects to ``jtop.service``
+over ``/run/jtop.sock`` and raises ``JtopException`` when the service is not running;
+``j.power`` is ``{'rail': {name: {'volt', 'curr', 'power', 'avg', 'online', ...}},
+'tot': {'power', 'avg', ['name']}}`` in mV/mA/mW. ``tot`` is the input rail when the board
+has one (VIN / VDD_IN / POM_5V_IN, then ``tot['name']`` names it and it is removed from
+``rail``), else the sum of the rails. We read ``power`` only: ``avg`` is jtop's running
+average since the client started and is never used. ``j.memory['RAM']`` is in kB; its
+``shared`` field is NvMapMemUsed (memory mapped for the GPU).
+
+The service samples at its own interval (the first client sets it); between updates this
+source returns the last value again.
+"""
+from __future__ import annotations
+
+from .power import PowerSource
+
+
+def power_from_jtop(power: dict) -> tuple[dict[str, float], str]:
+    """``j.power`` -> (rails + "total" in mW, caveat). Pure: testable on recorded dicts."""
+    if not power or "tot" not in power:
+        raise RuntimeError("jtop reports no power rails on this board")
+    out: dict[str, float] = {}
+    for name, rail in (power.get("rail") or {}).items():
+        if rail.get("online", True) and "power" in rail:
+            out[name] = float(rail["power"])
+    tot = power["tot"]
+    total = float(tot["power"])
+    input_name = tot.get("name")
+    if input_name:
+        out[input_name] = total
+        caveat = (f"jtop: total is the input rail {input_name} (jtop's 'tot'); "
+                  "the other rails are parts of it")
+    else:
+        caveat = (f"jtop: total is jtop's 'tot', the sum of rails {'+'.join(sorted(out))}, "
+                  "not board input power (carrier board, fan and peripherals are not measured)")
+    out["total"] = total
+    return out, caveat
+
+
+class JtopSource(PowerSource):
+    name = "jtop"
+
+    def __init__(self, interval_s: float = 0.5):
+        from jtop import jtop  # jetson-stats; raises ImportError where absent
+
+        self._j = jtop(interval=interval_s)
+        self._j.start()  # JtopException with the service's own message when it is not running
+        try:
+            _, self.caveat = power_from_jtop(self._j.power)
+        except Exception:
+            self.close()
+            raise
+        self.interval_s = getattr(self._j, "interval", interval_s)
+
+    def read_mw(self) -> dict[str, float]:
+        if not self._j.ok(spin=True):
+            raise RuntimeError("jtop client stopped")
+        out, _ = power_from_jtop(self._j.power)
+        return out
+
+    def memory_mb(self) -> dict:
+        """jtop's RAM figures in MiB (unified memory: CPU and GPU share it)."""
+        ram = self._j.memory["RAM"]
+        return {"used": ram["used"] / 1024.0, "total": ram["tot"] / 1024.0,
+                "gpu_shared": ram.get("shared", 0) / 1024.0}
+
+    def close(self) -> None:
+        try:
+            self._j.close()
+        except Exception:  # noqa: BLE001 - closing a dead client must not raise
+            pass
