@@ -14,6 +14,7 @@ from .base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Pr
                    SkipVariant)
 
 _REGISTRY: dict[str, type[Converter]] = {}
+_BROKEN: dict[str, str] = {}
 _discovered = False
 
 
@@ -31,7 +32,16 @@ def _discover() -> None:
     _discovered = True
     for mod in pkgutil.iter_modules(__path__):
         if mod.name != "base" and not mod.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{mod.name}")
+            try:
+                importlib.import_module(f"{__name__}.{mod.name}")
+            except Exception as e:  # noqa: BLE001 - one broken module must not hide the rest
+                _BROKEN[mod.name] = f"converters.{mod.name} failed to import: {type(e).__name__}: {e}"
+
+
+def broken() -> dict[str, str]:
+    """Converter modules that failed to import, with the error (reported in run.json)."""
+    _discover()
+    return dict(_BROKEN)
 
 
 def names() -> list[str]:

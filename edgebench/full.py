@@ -220,6 +220,7 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
             "argv": sys.argv, "config": {**{k: v for k, v in vars(args).items()}, "profile_settings": prof},
             "machine": sysinfo.machine(), "device": ctx.device, "device_state": sysinfo.device_state(),
             "env": sysinfo.env_flags(), "variants": probes,
+            "converter_import_errors": __import__("converters").broken(),
             "data": {"source": images.name, "root": images.root, "layout": images.layout,
                      "n_images": len(images), "license": images.license},
             "models": models_info}
@@ -289,6 +290,7 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
     planned = {(ctx.device_id, c.model, c.variant, c.task) for c in cells}
     failed = any(r["status"] in ("failed", "timeout")
                  for k, r in store.latest(records).items() if k in planned)
+    args.out = str(out)
     console.print(f"[bold]done[/]: {out / 'report.md'}")
     return EXIT_CELLS_FAILED if failed else EXIT_OK
 

@@ -88,21 +88,33 @@ def _log_tail(log: Path, n: int = 6) -> str:
     return " | ".join(lines[-n:])[-800:]
 
 
+def _probe(variants: list[str], python: str, ctx: RunContext, log: Path) -> dict[str, dict]:
+    with tempfile.TemporaryDirectory() as td:
+        res, opts = Path(td) / "probe.json", Path(td) / "opts.json"
+        opts.write_text(json.dumps(ctx.options))
+        cmd = [python, "-m", "edgebench.worker", "--probe", ",".join(variants), str(res), str(opts)]
+        rc, _ = _spawn(cmd, ctx, log, timeout=300)
+        if res.is_file():
+            return json.loads(res.read_text())
+    why = "timed out" if rc is None else f"exit code {rc}"
+    return {v: {"ok": False, "reason": f"availability probe {why}: {_log_tail(log)}", "versions": {}}
+            for v in variants}
+
+
 def probe_variants(variants: list[str], ctx: RunContext, log_dir: Path) -> dict[str, dict]:
-    out = {}
+    """Ask each variant whether it can run here, in throwaway processes: one per interpreter,
+    and one per variant again if that shared probe itself crashed."""
+    out: dict[str, dict] = {}
+    by_python: dict[str, list[str]] = {}
     for v in variants:
-        with tempfile.TemporaryDirectory() as td:
-            res, opts = Path(td) / "probe.json", Path(td) / "opts.json"
-            opts.write_text(json.dumps(ctx.options))
-            cmd = [_python_for(ctx, v), "-m", "edgebench.worker", "--probe", v, str(res), str(opts)]
-            rc, _ = _spawn(cmd, ctx, log_dir / f"probe__{v}.log", timeout=300)
-            if res.is_file():
-                out[v] = json.loads(res.read_text())
-            else:
-                why = "timed out" if rc is None else f"exit code {rc}"
-                out[v] = {"ok": False, "reason": f"availability probe {why}: "
-                                                 f"{_log_tail(log_dir / f'probe__{v}.log')}",
-                          "versions": {}}
+        by_python.setdefault(_python_for(ctx, v), []).append(v)
+    for python, group in by_python.items():
+        res = _probe(group, python, ctx, log_dir / "probe.log")
+        crashed = [v for v in group if res[v]["reason"].startswith("availability probe")]
+        if crashed and len(group) > 1:
+            for v in crashed:
+                res.update(_probe([v], python, ctx, log_dir / f"probe__{v}.log"))
+        out.update(res)
     return out
 
 

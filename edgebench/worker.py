@@ -1,7 +1,7 @@
 """One cell (model x variant x task) in its own process.
 
     python -m edgebench.worker CELL.json OUT.json     run a cell, write its record to OUT.json
-    python -m edgebench.worker --probe VARIANT OUT.json [OPTIONS.json]
+    python -m edgebench.worker --probe VARIANT[,VARIANT...] OUT.json [OPTIONS.json]
 
 The runner owns the result store; the worker only writes its one record. A crash here
 leaves no OUT.json and the runner records the cell as failed.
@@ -48,17 +48,19 @@ def _write(out: Path, record: dict) -> None:
     os.replace(tmp, out)
 
 
-def probe(variant: str, out: Path, options: dict) -> None:
+def probe(variants: list[str], out: Path, options: dict) -> None:
     import converters
 
-    try:
-        conv = converters.get(variant)
-        av = conv.available(options)
-        rec = {"ok": av.ok, "reason": av.reason, "versions": av.versions or {},
-               "precision": conv.precision, "description": conv.description}
-    except Exception as e:  # noqa: BLE001
-        rec = {"ok": False, "reason": f"probe failed: {_err(e)}", "versions": {}}
-    _write(out, rec)
+    res = {}
+    for variant in variants:
+        try:
+            conv = converters.get(variant)
+            av = conv.available(options)
+            res[variant] = {"ok": av.ok, "reason": av.reason, "versions": av.versions or {},
+                            "precision": conv.precision, "description": conv.description}
+        except Exception as e:  # noqa: BLE001
+            res[variant] = {"ok": False, "reason": f"probe failed: {_err(e)}", "versions": {}}
+    _write(out, res)
 
 
 class Cell:
@@ -197,9 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     _die_with_parent()
     if argv and argv[0] == "--probe":
         opts = json.loads(Path(argv[3]).read_text()) if len(argv) > 3 else {}
-        probe(argv[1], Path(argv[2]), opts)
+        probe(argv[1].split(","), Path(argv[2]), opts)
         return 0
     cell = Cell(json.loads(Path(argv[0]).read_text()))
+    # Fault injection for the isolation tests: a real hard crash (SIGSEGV) of this worker.
+    if os.environ.get("EDGEBENCH_TEST_CRASH") == f"{cell.model}/{cell.variant}/{cell.task}":
+        os.kill(os.getpid(), signal.SIGSEGV)
     for k, v in (cell.env or {}).items():
         os.environ.setdefault(k, str(v))
     rec = run_cell(cell)

@@ -1,0 +1,58 @@
+"""The converted model on disk: one pickle holding the Flax module, its params and meta.
+
+The cache key covers the model spec, this package's source and the jax/flax versions, so
+editing a porter or upgrading Flax never reuses a stale conversion. Pickle is safe here
+because the cache only ever holds files this module wrote.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import os
+import pickle
+from pathlib import Path
+
+FORMAT_VERSION = 1
+
+
+@dataclasses.dataclass
+class PortedModel:
+    module: object                 # the Flax module (structure only)
+    params: dict                   # nested dict of float32 numpy arrays
+    meta: dict                     # family, port time, parameter count ...
+    executables: dict = dataclasses.field(default_factory=dict)  # shape -> compiled (in-process)
+
+
+def _code_digest() -> str:
+    h = hashlib.sha256()
+    for src in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(src.name.encode())
+        h.update(src.read_bytes())
+    for dist in ("jax", "jaxlib", "flax"):
+        h.update(importlib.metadata.version(dist).encode())
+    return h.hexdigest()[:12]
+
+
+def path_for(spec, cache: Path) -> Path:
+    key = spec.key("jax-flax", FORMAT_VERSION, _code_digest())
+    return Path(cache) / "jax" / f"{spec.name}-{key}.pkl"
+
+
+def save(path: Path, ported: PortedModel) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    blob = {"format": FORMAT_VERSION, "module": ported.module, "params": ported.params,
+            "meta": ported.meta}
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        pickle.dump(blob, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)   # atomic: a crashed run never leaves a half-written artifact
+
+
+def load(path) -> PortedModel:
+    with open(path, "rb") as f:
+        blob = pickle.load(f)
+    if blob.get("format") != FORMAT_VERSION:
+        raise ValueError(f"{path}: artifact format {blob.get('format')}, "
+                         f"expected {FORMAT_VERSION}")
+    return PortedModel(blob["module"], blob["params"], blob["meta"])

@@ -1,0 +1,44 @@
+"""XLA memory settings: applied before JAX starts, and reported with every result.
+
+By default XLA grabs 75% of GPU memory at start-up, so a memory figure would measure the
+preallocation, not the model. We turn preallocation off unless the user chose otherwise,
+and record what was in force so a reader can tell which kind of figure they are looking at.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+MEMORY_VARIABLES = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_ALLOCATOR",
+                    "XLA_PYTHON_CLIENT_MEM_FRACTION")
+
+_set_by_us = False
+_jax_was_imported_first = False
+
+
+def prepare() -> None:
+    """Call before the first ``import jax`` (idempotent)."""
+    global _set_by_us, _jax_was_imported_first
+    if "XLA_PYTHON_CLIENT_PREALLOCATE" not in os.environ:
+        _jax_was_imported_first = "jax" in sys.modules
+        os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+        _set_by_us = True
+
+
+def describe() -> dict:
+    """The settings in force, the backend and who chose the preallocation policy."""
+    import jax
+
+    settings = {var: os.environ.get(var) for var in MEMORY_VARIABLES}
+    if not _set_by_us:
+        source = "user environment"
+    elif _jax_was_imported_first:
+        # XLA reads it when the backend starts; that may already have happened.
+        source = "set by edgebench after jax was imported (applies only if no backend had started)"
+    else:
+        source = "set by edgebench before jax was imported"
+    device = jax.devices()[0]
+    return {"xla_memory": settings, "xla_preallocate_source": source,
+            "jax_backend": jax.default_backend(), "jax_platform": device.platform,
+            "jax_device": getattr(device, "device_kind", str(device)),
+            "jax_device_count": jax.device_count()}

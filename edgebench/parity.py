@@ -1,0 +1,59 @@
+"""python -m edgebench.parity: compare variants with the PyTorch FP32 reference, nothing else.
+
+Runs the parity task alone (same workers, same records as edgebench.full) and prints a table.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from . import full, store
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = full.build_parser(
+        prog="python -m edgebench.parity", default_tasks=("parity",),
+        description="Check that each variant computes the same thing as PyTorch FP32 on the same "
+                    "preprocessed images: top-1/top-5 agreement, max/mean |logit difference|, "
+                    "minimum cosine similarity. FP32 variants pass at max_abs_diff <= --parity-atol "
+                    "and full top-1 agreement; reduced-precision variants on top-k agreement.")
+    args = parser.parse_args(argv)
+    args.tasks = ["parity"]
+    try:
+        checked = full.validate(args)
+        rc = full.run(args, checked, title="edgebench parity")
+    except full.UsageError as e:
+        print(f"edgebench: error: {e}", file=sys.stderr)
+        return full.EXIT_USAGE
+    out = Path(args.out)  # full.run sets it to the run directory it used
+    print_table(store.read(out / "results.jsonl"))
+    return rc
+
+
+def print_table(records: list[dict]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="Parity against PyTorch FP32")
+    for col in ("model", "variant", "status", "images", "top1 agree", "top5 agree",
+                "max |Δ|", "mean |Δ|", "cosine min", "ref classes", "note"):
+        t.add_column(col, justify="right" if col not in ("model", "variant", "status", "note") else "left")
+    for r in store.latest(records).values():
+        if r["task"] != "parity":
+            continue
+        if r["status"] in ("ok", "failed") and "max_abs_diff" in r:
+            t.add_row(r["model"], r["variant"], r["status"], str(r["n_images"]),
+                      f"{r['top1_agreement']:.4f}", f"{r['top5_agreement']:.4f}",
+                      f"{r['max_abs_diff']:.2e}", f"{r['mean_abs_diff']:.2e}",
+                      f"{r['cosine_min']:.6f}", str(r["ref_distinct_classes"]),
+                      r.get("criterion", "") if r["status"] == "failed" else "")
+        else:
+            t.add_row(r["model"], r["variant"], r["status"], *[""] * 7, (r.get("reason") or "")[:80])
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=180)  # piped: don't squeeze the columns to 80
+    console.print(t)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets up edgebench on a fresh Linux machine: a virtual environment at .venv/ with the suite
+# and every CPU backend (PyTorch, ONNX Runtime, TVM, JAX/Flax) plus the test tools.
+# Idempotent: running it again only installs what is missing.
+#   EDGEBENCH_EXTRAS   pip extras to install (default: cpu,dev; add tensorrt,jetson,fleet as needed)
+#   EDGEBENCH_NO_APT=1 skip the optional apt packages (cross compiler for TVM Jetson export)
+set -euo pipefail
+cd "$(dirname "$0")"
+PY=${PYTHON:-python3}
+EXTRAS=${EDGEBENCH_EXTRAS:-cpu,dev}
+
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv with $($PY --version)"
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+# torch first and pinned: an unpinned resolve would pull a different (multi-GB) build.
+.venv/bin/python -m pip install -q torch==2.14.1 torchvision==0.29.1
+.venv/bin/python -m pip install -q -e ".[${EXTRAS}]"
+
+# Optional: the aarch64 cross compiler lets `edgebench.tune --target jetson-agx-orin --export`
+# build the Orin's shared library on this machine. Without it that export is skipped with a reason.
+if [ "${EDGEBENCH_NO_APT:-0}" != "1" ] && ! command -v aarch64-linux-gnu-g++ >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[setup] installing g++-aarch64-linux-gnu (TVM cross-compilation for Jetson)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++-aarch64-linux-gnu >/dev/null) \
+      || echo "[setup] warning: could not install g++-aarch64-linux-gnu; Jetson export will be skipped"
+  else
+    echo "[setup] note: install g++-aarch64-linux-gnu (apt) to cross-compile TVM artifacts for Jetson"
+  fi
+fi
+echo "[setup] done: $(.venv/bin/python -c 'import torch, timm; print("torch", torch.__version__, "timm", timm.__version__)')"

@@ -1,0 +1,178 @@
+"""End to end through the real CLI: real timm model, real images, real worker processes."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from testlib import REPO, TINY, records, run_cli
+
+SCHEMA = json.loads((REPO / "edgebench" / "schema" / "results.schema.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def e2e(tmp_path_factory, wnid_folder, cache_dir):
+    out = tmp_path_factory.mktemp("run") / "r"
+    proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "onnxruntime",
+                   "--data", str(wnid_folder), "--weights", "random", "--out", str(out),
+                   "--cache-dir", str(cache_dir))
+    return proc, out
+
+
+def test_full_run_writes_every_output(e2e):
+    proc, out = e2e
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    recs = records(out)
+    cells = {(r["variant"], r["task"]) for r in recs}
+    assert cells == {("pytorch", t) for t in ("accuracy", "latency", "throughput")} | \
+                    {("onnxruntime", t) for t in ("parity", "accuracy", "latency", "throughput")}
+    for r in recs:
+        jsonschema.validate(r, SCHEMA)
+        assert r["status"] == "ok", r
+        assert r["weights"] == "random-seed-0"
+        assert r["power_w"] is None and r["power_reason"]          # no sensor on this machine
+        assert r["memory_mb"]["peak"] >= r["memory_mb"]["baseline"] > 0
+    for f in ("run.json", "summary.csv", "report.md", "plots/latency.png", "plots/throughput.png",
+              "plots/memory.png"):
+        assert (out / f).is_file(), f
+    run = json.loads((out / "run.json").read_text())
+    assert run["variants"]["onnxruntime"]["versions"]["onnxruntime"]
+    assert run["machine"]["cores_physical"] >= 1
+    report = (out / "report.md").read_text()
+    assert "Random weights" in report and "random-seed-0" in report
+
+
+def test_full_run_figures_are_consistent(e2e):
+    _, out = e2e
+    recs = {(r["variant"], r["task"]): r for r in records(out)}
+    par = recs[("onnxruntime", "parity")]
+    assert par["top1_agreement"] == 1.0 and par["max_abs_diff"] <= 1e-3 and par["n_images"] == 8
+    assert recs[("onnxruntime", "latency")]["equivalent"] is True
+    lat = recs[("pytorch", "latency")]
+    assert lat["n"] >= 20 and lat["latency_ms"]["min"] <= lat["latency_ms"]["p50"] <= lat["latency_ms"]["max"]
+    acc = recs[("pytorch", "accuracy")]
+    assert acc["n_images"] == 8 and acc["skipped_images"] == 0 and 0 <= acc["top1"] <= acc["top5"] <= 100
+    thr = recs[("onnxruntime", "throughput")]
+    sweep = thr["by_batch"]
+    assert sweep[0]["batch_size"] == 1 and sweep[0]["rtr"] == 1.0
+    assert thr["samples_per_s"] == max(b["samples_per_s"] for b in sweep)
+    assert any(b["bsr"] is not None for b in sweep)          # against pytorch's sweep, same run
+    ort = recs[("onnxruntime", "latency")]
+    assert ort["artifact"].endswith(".onnx") and len(ort["artifact_sha256"]) == 64
+    assert ort["variant_meta"]["providers"][0] == "CPUExecutionProvider"
+    assert ort["variant_meta"]["graph_optimization_level"] == "ORT_ENABLE_ALL"
+
+
+def test_onnx_export_is_cached_across_cells(e2e):
+    _, out = e2e
+    ort = [r for r in records(out) if r["variant"] == "onnxruntime"]
+    assert [r["artifact_cached"] for r in ort].count(False) == 1   # exported once
+    assert len({r["artifact_sha256"] for r in ort}) == 1
+
+
+def test_pytorch_compile_parity_and_compile_time(tmp_path, wnid_folder, cache_dir):
+    proc = run_cli("edgebench.parity", "--models", TINY, "--variants", "pytorch-compile",
+                   "--data", str(wnid_folder), "--weights", "random", "--out", str(tmp_path / "r"),
+                   "--cache-dir", str(cache_dir))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (r,) = records(tmp_path / "r")
+    assert r["status"] == "ok" and r["max_abs_diff"] <= 1e-3 and r["top1_agreement"] == 1.0
+    assert r["convert_s"] > 0 and r["variant_meta"]["compile_s"] > 0
+    assert "Parity against PyTorch FP32" in proc.stdout and "pytorch-compile" in proc.stdout
+
+
+def test_timeout_is_recorded_and_exit_code_1(tmp_path, cache_dir):
+    proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "--tasks", "latency",
+                   "--cell-timeout", "2", "--weights", "random", "--out", str(tmp_path / "r"),
+                   "--cache-dir", str(cache_dir))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    (r,) = records(tmp_path / "r")
+    assert r["status"] == "timeout" and "2 s" in r["reason"]
+    assert (tmp_path / "r" / "report.md").is_file()           # the run still reports
+
+
+def test_crashing_cell_does_not_stop_the_run(tmp_path, cache_dir):
+    proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "--tasks", "latency",
+                   "accuracy", "--weights", "random", "--out", str(tmp_path / "r"),
+                   "--cache-dir", str(cache_dir), env={"EDGEBENCH_TEST_CRASH": f"{TINY}/pytorch/accuracy"})
+    assert proc.returncode == 1
+    recs = {r["task"]: r for r in records(tmp_path / "r")}
+    assert recs["accuracy"]["status"] == "failed" and "SIGSEGV" in recs["accuracy"]["reason"]
+    assert recs["latency"]["status"] == "ok"
+
+
+def test_missing_execution_provider_is_skipped(tmp_path, cache_dir):
+    proc = run_cli("edgebench.full", "--models", TINY, "--variants", "onnxruntime", "pytorch",
+                   "--tasks", "latency", "--ort-providers", "CUDAExecutionProvider",
+                   "--weights", "random", "--out", str(tmp_path / "r"), "--cache-dir", str(cache_dir))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    recs = {r["variant"]: r for r in records(tmp_path / "r")}
+    assert recs["onnxruntime"]["status"] == "skipped"
+    assert "CUDAExecutionProvider" in recs["onnxruntime"]["reason"]
+    assert recs["pytorch"]["status"] == "ok"
+
+
+def test_sigkill_then_resume_recomputes_no_finished_cell(tmp_path, cache_dir):
+    out = tmp_path / "r"
+    args = ["--models", TINY, "--variants", "pytorch", "onnxruntime", "--tasks", "latency",
+            "accuracy", "--weights", "random", "--out", str(out), "--cache-dir", str(cache_dir)]
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    proc = subprocess.Popen([sys.executable, "-m", "edgebench.full", *args], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and len(records(out)) < 2:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = records(out)
+    assert 2 <= len(before) < 4, "the run should have been killed half-way"
+    done = {(r["variant"], r["task"]): r["started_at"] for r in before if r["status"] == "ok"}
+    res = run_cli("edgebench.full", *args, "--resume")
+    assert res.returncode == 0, res.stderr[-2000:]
+    after = records(out)
+    assert {(r["variant"], r["task"]) for r in after} == {(v, t) for v in ("pytorch", "onnxruntime")
+                                                          for t in ("latency", "accuracy")}
+    for key, started in done.items():
+        again = [r for r in after if (r["variant"], r["task"]) == key]
+        assert len(again) == 1 and again[0]["started_at"] == started   # not recomputed
+    assert len({r["run_id"] for r in after}) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--models", "resnet15"], "unknown model 'resnet15'"),
+    (["--variants", "onnxruntme"], "unknown variant 'onnxruntme'"),
+    (["--data", "/nonexistent/imagenet"], "does not exist"),
+    (["--weights", "/nonexistent/ckpt.pth"], "--weights"),
+])
+def test_usage_errors_exit_2_without_traceback(args, message, tmp_path):
+    proc = run_cli("edgebench.full", *args, "--out", str(tmp_path / "r"))
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_model_suggests_close_names(tmp_path):
+    proc = run_cli("edgebench.full", "--models", "resnet15", "--out", str(tmp_path / "r"))
+    assert "did you mean" in proc.stderr and "resnet152" in proc.stderr
+
+
+def test_unknown_layout_exits_2_and_lists_layouts(tmp_path):
+    (tmp_path / "pics").mkdir()
+    (tmp_path / "pics" / "a.txt").write_text("x")
+    proc = run_cli("edgebench.full", "--data", str(tmp_path / "pics"), "--out", str(tmp_path / "r"))
+    assert proc.returncode == 2 and "accepted layouts" in proc.stderr and "ImageNetV2" in proc.stderr
+
+
+def test_help_explains_every_option():
+    proc = run_cli("edgebench.full", "--help")
+    assert proc.returncode == 0
+    for flag in ("--models", "--variants", "--tasks", "--data", "--weights", "--profile", "--out",
+                 "--resume", "--cell-timeout", "--ort-providers"):
+        assert flag in proc.stdout
