@@ -119,14 +119,18 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
                     "by_batch": by_batch, "stop_reason": stop_reason or reason}, reason
 
 
-def run_all(predictor, data, batch_size: int, limit: int | None = None):
+def run_all(predictor, data, batch_size: int, limit: int | None = None,
+            budget_s: float | None = None):
     """Logits for the first ``limit`` images in order, plus the wall time of the pass (data
-    normalisation included: the pipeline is part of what accuracy's samples_per_s shows)."""
+    normalisation included: the pipeline is part of what accuracy's samples_per_s shows).
+    With ``budget_s`` the pass stops after the batch that crosses the budget."""
     outs, labels = [], []
     t0 = time.perf_counter()
     for x, y in data.batches(batch_size, limit):
         outs.append(np.asarray(predictor(x)))
         labels.append(y)
+        if budget_s is not None and time.perf_counter() - t0 > budget_s:
+            break
     wall = time.perf_counter() - t0
     return np.concatenate(outs), np.concatenate(labels), wall
 
@@ -135,7 +139,7 @@ def accuracy(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
     bs = prof["accuracy_batch"]
     predictor(data.batch(0, min(bs, len(data))))  # warm-up at this batch shape, not timed
     with monitor.window() as w:
-        logits, labels, wall = run_all(predictor, data, bs)
+        logits, labels, wall = run_all(predictor, data, bs, budget_s=prof.get("pass_budget_s"))
         w.n_items = len(labels)
     known = labels >= 0
     fields = {"n_images": int(len(labels)), "n_labelled": int(known.sum()),
@@ -144,6 +148,9 @@ def accuracy(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
     if known.any():
         fields["top1"] = round(100.0 * metrics.topk_correct(logits[known], labels[known], 1).mean(), 4)
         fields["top5"] = round(100.0 * metrics.topk_correct(logits[known], labels[known], 5).mean(), 4)
+        if len(labels) < len(data):
+            return "partial", fields, (f"{len(labels)} of {len(data)} images within the "
+                                       f"{prof['pass_budget_s']:g} s budget of this profile")
         return "ok", fields, ""
     fields["top1"] = fields["top5"] = None
     return "partial", fields, "no labelled images: Top-1/Top-5 need labels"

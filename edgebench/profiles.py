@@ -6,15 +6,17 @@ PROFILES: dict[str, dict] = {
     "quick": {
         "max_images": 256,          # accuracy/parity images when --data is given
         "accuracy_batch": 8,
-        "latency": {"warmup": 3, "min_count": 20, "min_s": 2.0, "max_s": 20.0},
+        "pass_budget_s": 45.0,      # accuracy/parity stop after this (status partial)
+        "latency": {"warmup": 3, "min_count": 20, "min_s": 2.0, "max_s": 15.0},
         "throughput": {"max_batch": 16, "warmup": 1, "min_iters": 3, "min_s": 1.0,
-                       "budget_s": 60.0, "min_gain": 1.03},
+                       "budget_s": 40.0, "min_gain": 1.03},
         "idle_s": 1.0,
-        "cell_timeout": 900,
+        "cell_timeout": 600,
     },
     "paper": {
         "max_images": None,         # the whole dataset
         "accuracy_batch": 32,
+        "pass_budget_s": None,
         "latency": {"warmup": 20, "min_count": 1000, "min_s": 30.0, "max_s": 600.0},
         "throughput": {"max_batch": 512, "warmup": 3, "min_iters": 20, "min_s": 10.0,
                        "budget_s": 1800.0, "min_gain": 1.02},

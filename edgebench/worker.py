@@ -95,12 +95,18 @@ def _parity(cell: Cell, predictor, precision: str, spec, data, cache: Path):
     from .measure import run_all
 
     ref = _reference_logits(cell, spec, data, cache)
-    out, _, _ = run_all(predictor, data, cell.prof["accuracy_batch"], cell.parity_images)
-    p = metrics.parity(ref, out)
+    out, _, _ = run_all(predictor, data, cell.prof["accuracy_batch"], cell.parity_images,
+                        budget_s=cell.prof.get("pass_budget_s"))
+    p = metrics.parity(ref[:len(out)], out)
     ok, why = metrics.parity_verdict(p, precision, cell.parity_thresholds)
     p["precision"] = precision
     p["criterion"] = why
-    return ("ok" if ok else "failed"), p, ("" if ok else f"parity failed: {why}")
+    if not ok:
+        return "failed", p, f"parity failed: {why}"
+    if len(out) < len(ref):
+        return "partial", p, (f"{len(out)} of {len(ref)} images within the "
+                              f"{cell.prof['pass_budget_s']:g} s budget of this profile")
+    return "ok", p, ""
 
 
 def _equivalence(cell: Cell) -> tuple[bool | None, str]:
@@ -111,9 +117,9 @@ def _equivalence(cell: Cell) -> tuple[bool | None, str]:
         return True, "the reference"
     r = store.find(store.read(Path(cell.results_path)), cell.model, cell.variant, "parity",
                    cell.device_id)
-    if r is None or r["status"] not in ("ok", "failed"):
+    if r is None or r["status"] not in ("ok", "failed", "partial"):
         return None, "parity not run"
-    return r["status"] == "ok", r.get("criterion", r.get("reason", ""))
+    return r["status"] != "failed", r.get("criterion", r.get("reason", ""))
 
 
 def run_cell(cell: Cell) -> dict:

@@ -54,10 +54,53 @@ class ConvSpec:
     act: str = "identity"
 
     def __call__(self, x):
-        y = nn.Conv(self.features, self.kernel_size, self.strides, self.padding,
-                    kernel_dilation=self.dilation, feature_group_count=self.groups,
-                    use_bias=True, name=self.name)(x)
+        if self.groups > 1 and self.groups == x.shape[-1] == self.features:
+            y = DepthwiseConv(self, name=self.name)(x)
+        else:
+            y = nn.Conv(self.features, self.kernel_size, self.strides, self.padding,
+                        kernel_dilation=self.dilation, feature_group_count=self.groups,
+                        use_bias=True, name=self.name)(x)
         return activate(y, self.act)
+
+
+class DepthwiseConv(nn.Module):
+    """A depthwise conv as a sum of kh*kw shifted, scaled copies of the input.
+
+    XLA:CPU runs ``feature_group_count == channels`` convolutions 20-40x slower than this
+    (measured: 12.9 ms vs 0.3 ms for 3x3 on 56x56x144); the elementwise form fuses into one
+    loop. Same params (kernel ``(kh, kw, 1, C)``, bias) as ``nn.Conv``, so weights port alike.
+    """
+
+    spec: ConvSpec
+
+    @nn.compact
+    def __call__(self, x):
+        s = self.spec
+        (kh, kw), (sh, sw), (dh, dw) = s.kernel_size, s.strides, s.dilation
+        kernel = self.param("kernel", nn.initializers.zeros, (kh, kw, 1, s.features))
+        bias = self.param("bias", nn.initializers.zeros, (s.features,))
+        h, w = x.shape[1:3]
+        pads = s.padding
+        if pads == "SAME":
+            pads = [_same_padding(n, k, st, d) for n, k, st, d in
+                    zip((h, w), s.kernel_size, s.strides, s.dilation)]
+        (pt, pb), (pl, pr) = pads
+        out_h = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+        out_w = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+        xp = jnp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+        y = bias
+        for i in range(kh):
+            for j in range(kw):
+                window = xp[:, i * dh:i * dh + sh * (out_h - 1) + 1:sh,
+                            j * dw:j * dw + sw * (out_w - 1) + 1:sw, :]
+                y = y + window * kernel[i, j, 0]
+        return y
+
+
+def _same_padding(n: int, k: int, s: int, d: int) -> tuple:
+    """TF 'SAME' (timm Conv2dSame): total padding to cover ceil(n/s) outputs, extra at the end."""
+    total = max((math.ceil(n / s) - 1) * s + d * (k - 1) + 1 - n, 0)
+    return total // 2, total - total // 2
 
 
 @dataclasses.dataclass(frozen=True)
