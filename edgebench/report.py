@@ -24,7 +24,9 @@ def _f(v, nd=2):
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     if isinstance(v, float):
-        return f"{v:.{nd}f}" if abs(v) >= 10 ** -nd or v == 0 else f"{v:.2e}"
+        if v == 0 or abs(v) >= 1:
+            return f"{v:.{nd}f}"
+        return f"{v:.3g}" if abs(v) >= 1e-3 else f"{v:.2e}"
     return str(v)
 
 
@@ -183,11 +185,11 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
         tab = []
         for r in (x for x in rows if x["model"] == model):
             eq = {True: "yes", False: "**NO**", None: "–"}[r["equivalent"]]
-            par = (f"{r['parity_status']}: agree {_f(r['top1_agreement'], 3)}, max|Δ| {_f(r['max_abs_diff'], 6)}"
+            par = (f"{r['parity_status']}: top-1 agree {_f(r['top1_agreement'], 3)}, max abs diff {_f(r['max_abs_diff'])}"
                    if r["max_abs_diff"] is not None else (r["parity_status"] or "–"))
             tab.append([r["variant"], eq, par, _f(r["top1"]), _f(r["top5"]), _f(r["latency_p50_ms"]),
                         _f(r["latency_p99_ms"]), _f(r["speedup_p50_vs_pytorch"]), _f(r["cold_start_ms"], 1),
-                        f"{_f(r['max_samples_per_s'], 1)} @ {r['best_batch'] or '–'}",
+                        (f"{_f(r['max_samples_per_s'], 1)} @ {r['best_batch']}" if r["best_batch"] else "–"),
                         _f(r["peak_rss_mb"], 0), _f(r["power_mean_w"]), _f(r["convert_s"], 1)])
         lines.append(_md_table(["variant", "equivalent", "parity", "top1 %", "top5 %", "p50 ms",
                                 "p99 ms", "speed-up", "cold start ms", "samples/s @ batch",

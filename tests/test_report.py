@@ -1,0 +1,54 @@
+"""Report maths and rendering on hand-made records (every figure must come from a record)."""
+from __future__ import annotations
+
+import csv
+
+from edgebench import report
+
+
+def rec(variant, task, **kw):
+    base = {"run_id": "x", "model": "m", "variant": variant, "task": task, "status": "ok",
+            "reason": "", "device": {"kind": "cpu", "name": "cpu"}, "device_id": "",
+            "weights": "random-seed-0", "memory_mb": {"baseline": 10.0, "peak": 50.0, "delta": 40.0},
+            "power_w": None, "power_reason": "no sensor", "energy_mj_per_sample": None}
+    base.update(kw)
+    return base
+
+
+def lat(p50):
+    return {"mean": p50, "p50": p50, "p90": p50, "p95": p50, "p99": p50 * 2, "min": p50,
+            "max": p50 * 3, "ci95_low": p50, "ci95_high": p50}
+
+
+RECORDS = [
+    rec("pytorch", "latency", latency_ms=lat(20.0), n=30, cold_start_ms=50.0, convert_s=0.1),
+    rec("onnxruntime", "parity", status="failed", reason="parity failed", top1_agreement=0.5,
+        top5_agreement=0.5, max_abs_diff=0.3, mean_abs_diff=0.1, cosine_min=0.9,
+        ref_distinct_classes=2, criterion="fp32: max_abs_diff 0.3 (<= 0.001)"),
+    rec("onnxruntime", "latency", latency_ms=lat(5.0), n=100, cold_start_ms=9.0, equivalent=False),
+    rec("onnxruntime", "latency", latency_ms=lat(4.0), n=100, cold_start_ms=9.0, equivalent=False),
+]
+
+
+def test_speedup_uses_latest_record_and_same_run_baseline():
+    rows = {r["variant"]: r for r in report.summary_rows(RECORDS)}
+    assert rows["onnxruntime"]["latency_p50_ms"] == 4.0          # the later record wins
+    assert rows["onnxruntime"]["speedup_p50_vs_pytorch"] == 5.0
+    assert rows["onnxruntime"]["equivalent"] is False
+    assert rows["pytorch"]["peak_rss_mb"] == 50.0
+
+
+def test_markdown_warns_and_keeps_tables_intact(tmp_path):
+    meta = {"run_id": "x", "models": {"m": {"weights": "random-seed-0", "weights_note": "n"}},
+            "data": {"source": "sample", "n_images": 16}, "variants": {}}
+    report.write_all(tmp_path, RECORDS, meta)
+    md = (tmp_path / "report.md").read_text()
+    assert "failed parity" in md and "non-equivalent" in md
+    assert "only 2 distinct classes" in md and "Random weights" in md
+    table = [ln for ln in md.splitlines() if ln.startswith("| onnxruntime")][0]
+    header = [ln for ln in md.splitlines() if ln.startswith("| variant")][0]
+    assert table.count("|") == header.count("|")                 # no stray pipes in cells
+    with open(tmp_path / "summary.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["variant"] for r in rows} == {"pytorch", "onnxruntime"}
+    assert (tmp_path / "plots" / "latency.png").is_file()
