@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import weights
-from .layers import (ConvSpec, DenseSpec, LayerNormSpec, activate, classifier, global_pool,
+from .layers import (DenseSpec, LayerNormSpec, activate, classifier, global_pool,
                      run_sequence)
 
 FAMILY = "swin"

@@ -5,12 +5,14 @@ statistics are constants, so the normalisation is an exact per-channel scale and
 linears become (in, out) kernels. Folding is done in float64 and stored as float32.
 Anything we do not implement raises ``UnsupportedLayer`` naming the module path, so a model
 of a covered family but with an unusual layer is skipped, never silently mis-computed.
+
+torch is imported inside the functions: the family modules import this one, and loading a
+cached artifact (which imports them to unpickle the Flax model) must not pull in torch --
+it would add hundreds of MB to the variant's measured memory.
 """
 from __future__ import annotations
 
 import numpy as np
-import torch
-from torch import nn
 
 from converters.base import SkipVariant
 
@@ -31,18 +33,25 @@ def flax_name(path: str) -> str:
     return path.replace(".", "_")
 
 
-def _f64(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().to(torch.float64).numpy()
+def _f64(t) -> np.ndarray:
+    return t.detach().cpu().double().numpy()
+
+
+def _f32_of(t) -> np.ndarray:
+    return t.detach().cpu().float().numpy()
 
 
 def _f32(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a, dtype=np.float32)
+    # Always a fresh array: a view would alias the torch model's tensors.
+    return np.array(a, dtype=np.float32, order="C", copy=True)
 
 
 # ----------------------------------------------------------------------------- no-ops, acts
 
 def is_noop(module) -> bool:
     """Layers that do nothing in eval mode."""
+    from torch import nn
+
     if module is None or isinstance(module, (nn.Identity, nn.Dropout, nn.Dropout2d)):
         return True
     return type(module).__name__ in ("DropPath", "DropBlock2d")
@@ -54,18 +63,22 @@ def _timm_activations() -> dict:
             a.GELUTanh: "gelu_tanh", a.HardSigmoid: "hard_sigmoid", a.HardSwish: "hard_swish"}
 
 
-_TORCH_ACTIVATIONS = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.SiLU: "silu",
-                      nn.Sigmoid: "sigmoid", nn.Tanh: "tanh", nn.Hardsigmoid: "hard_sigmoid",
-                      nn.Hardswish: "hard_swish"}
+def _torch_activations() -> dict:
+    from torch import nn
+
+    return {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.SiLU: "silu", nn.Sigmoid: "sigmoid",
+            nn.Tanh: "tanh", nn.Hardsigmoid: "hard_sigmoid", nn.Hardswish: "hard_swish"}
 
 
 def activation_name(module) -> str | None:
     """The activation ``module`` computes ("identity" for no-ops), or None if it is not one."""
+    from torch import nn
+
     if module is None or isinstance(module, nn.Identity):
         return "identity"
     if isinstance(module, nn.GELU):
         return "gelu_tanh" if module.approximate == "tanh" else "gelu"
-    return (_TORCH_ACTIVATIONS.get(type(module)) or _timm_activations().get(type(module)))
+    return _torch_activations().get(type(module)) or _timm_activations().get(type(module))
 
 
 def activation(module, path: str) -> str:
@@ -77,7 +90,7 @@ def activation(module, path: str) -> str:
 
 # ----------------------------------------------------------------------------- convs, BN
 
-def _conv_padding(conv: nn.Conv2d):
+def _conv_padding(conv):
     from timm.layers import Conv2dSame
 
     if isinstance(conv, Conv2dSame):
@@ -92,6 +105,7 @@ def _conv_padding(conv: nn.Conv2d):
 
 def _check_conv(conv, path: str) -> None:
     from timm.layers import Conv2dSame
+    from torch import nn
 
     if type(conv) not in (nn.Conv2d, Conv2dSame):
         raise unsupported(path, conv, "only plain and TF-'same' Conv2d are implemented")
@@ -99,13 +113,15 @@ def _check_conv(conv, path: str) -> None:
         raise unsupported(path, conv, f"padding_mode={conv.padding_mode}")
 
 
-def conv(module: nn.Conv2d, path: str, bn: nn.BatchNorm2d | None = None,
+def conv(module, path: str, bn=None,
          act: str = "identity", name: str | None = None) -> tuple[ConvSpec, dict]:
     """Port ``module`` (+ the BatchNorm right after it) to a ConvSpec and its params."""
     _check_conv(module, path)
-    kernel = _f64(module.weight)                       # (O, I/groups, kh, kw)
-    bias = (_f64(module.bias) if module.bias is not None
-            else np.zeros(module.out_channels))
+    # Only folding needs float64; a plain copy stays float32 (VGG's fc6 is 100M weights).
+    as_array = _f64 if bn is not None else _f32_of
+    kernel = as_array(module.weight)                   # (O, I/groups, kh, kw)
+    bias = (as_array(module.bias) if module.bias is not None
+            else np.zeros(module.out_channels, np.float32))
     if bn is not None:
         scale, shift = batch_norm_affine(bn, path)
         kernel = kernel * scale[:, None, None, None]
@@ -119,6 +135,8 @@ def conv(module: nn.Conv2d, path: str, bn: nn.BatchNorm2d | None = None,
 
 def batch_norm_affine(bn, path: str) -> tuple[np.ndarray, np.ndarray]:
     """Eval-mode BatchNorm as y = x * scale + shift (per channel)."""
+    from torch import nn
+
     if not isinstance(bn, nn.BatchNorm2d) or bn.running_mean is None:
         raise unsupported(path, bn, "only BatchNorm2d with running statistics folds into a conv")
     scale = 1.0 / np.sqrt(_f64(bn.running_var) + bn.eps)
@@ -147,23 +165,27 @@ def conv_bn(module, bn, path: str, act_module=None, name: str | None = None):
 
 # ----------------------------------------------------------------------------- dense, LN, pools
 
-def dense(module: nn.Linear, path: str, name: str | None = None) -> tuple[DenseSpec, dict]:
+def dense(module, path: str, name: str | None = None) -> tuple[DenseSpec, dict]:
+    from torch import nn
+
     if type(module) is not nn.Linear:
         raise unsupported(path, module, "expected nn.Linear")
-    params = {"kernel": _f32(_f64(module.weight).T)}
+    params = {"kernel": _f32(_f32_of(module.weight).T)}
     if module.bias is not None:
-        params["bias"] = _f32(_f64(module.bias))
+        params["bias"] = _f32(_f32_of(module.bias))
     spec = DenseSpec(name=name or flax_name(path), features=module.out_features,
                      use_bias=module.bias is not None)
     return spec, params
 
 
 def layer_norm(module, path: str, name: str | None = None) -> tuple[LayerNormSpec, dict]:
+    from torch import nn
+
     if not isinstance(module, nn.LayerNorm) or len(module.normalized_shape) != 1 \
             or module.weight is None or module.bias is None:
         raise unsupported(path, module, "expected LayerNorm over the last dim with affine")
     spec = LayerNormSpec(name=name or flax_name(path), epsilon=float(module.eps))
-    return spec, {"scale": _f32(_f64(module.weight)), "bias": _f32(_f64(module.bias))}
+    return spec, {"scale": _f32(_f32_of(module.weight)), "bias": _f32(_f32_of(module.bias))}
 
 
 def _pair(v) -> tuple:
@@ -171,6 +193,8 @@ def _pair(v) -> tuple:
 
 
 def pool(module, path: str) -> PoolSpec:
+    from torch import nn
+
     if isinstance(module, nn.MaxPool2d):
         if module.return_indices:
             raise unsupported(path, module, "return_indices")
@@ -187,6 +211,8 @@ def pool(module, path: str) -> PoolSpec:
 
 def global_pool(module, path: str) -> str:
     """timm SelectAdaptivePool2d (or torch AdaptiveAvgPool2d(1)) -> 'avg' | 'max' | ..."""
+    from torch import nn
+
     if isinstance(module, nn.AdaptiveAvgPool2d) and _pair(module.output_size) == (1, 1):
         return "avg"
     kind = getattr(module, "pool_type", None)
@@ -206,6 +232,8 @@ def sequence(items, params: dict, custom: dict | None = None) -> tuple:
     BatchNorm and activations are fused into the conv before them. ``custom`` maps a module
     type to ``port(path, module, params) -> record`` for family-specific blocks (Fire, ...).
     """
+    from torch import nn
+
     custom = custom or {}
     ops: list = []
     pending: dict | None = None   # the conv still collecting its BN and activation
@@ -254,6 +282,8 @@ def sequence(items, params: dict, custom: dict | None = None) -> tuple:
 
 def children(prefix: str, module) -> list:
     """``(path, child)`` of a Sequential, or ``[(prefix, module)]`` for a single layer."""
+    from torch import nn
+
     if isinstance(module, nn.Sequential):
         return [(f"{prefix}.{n}", m) for n, m in module.named_children()]
     return [(prefix, module)]
