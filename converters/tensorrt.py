@@ -74,7 +74,6 @@ class TrtPlan:
     explicit_batch_flag: bool     # pass 1 << EXPLICIT_BATCH to create_network (TRT < 10)
     fp16_via: str                 # "builder_flag" (weak typing) | "fp16_onnx" (strong typing)
     strongly_typed_flag: bool     # pass 1 << STRONGLY_TYPED (only on the fp16_onnx route)
-    workspace_api: str            # "memory_pool_limit" (>= 8.4) | "max_workspace_size"
     io_api: str                   # "tensors" (>= 8.5) | "bindings"
     shipped_with: str             # informative: which JetPack carries this TensorRT
 
@@ -104,7 +103,7 @@ def plan_for(version: str, fp16_mode: str = "auto") -> TrtPlan:
     if major == 8:
         shipped = {4: "JetPack 5.0", 5: "JetPack 5.1", 6: "JetPack 6.0"}.get(minor, "")
     elif major == 10:
-        shipped = "JetPack 6.1/6.2 (10.3), JetPack 7 (Thor)" if minor >= 3 else ""
+        shipped = "JetPack 6.1/6.2" if minor == 3 else ""
     else:
         shipped = ""
     return TrtPlan(
@@ -112,7 +111,6 @@ def plan_for(version: str, fp16_mode: str = "auto") -> TrtPlan:
         explicit_batch_flag=major < 10,
         fp16_via=via,
         strongly_typed_flag=(via == "fp16_onnx" and major < 11),  # implied in 11, ignored if set
-        workspace_api="memory_pool_limit",
         io_api="tensors" if (major, minor) >= (8, 5) else "bindings",
         shipped_with=shipped,
     )

@@ -81,8 +81,9 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
     p.add_argument("--python", action="append", default=[], metavar="VARIANT=INTERPRETER",
                    help="run VARIANT's workers with another Python (e.g. a separate JAX venv); "
                         "repeatable")
-    p.add_argument("--torch-device", default="cpu",
-                   help="device for the PyTorch variants (cpu, cuda). Default: cpu")
+    p.add_argument("--torch-device", default="auto",
+                   help="device for the PyTorch variants: auto (default: cuda when torch sees a "
+                        "GPU, else cpu), cpu or cuda. The parity reference is always CPU FP32")
     g = p.add_argument_group("parity thresholds")
     g.add_argument("--parity-atol", type=float, default=1e-3,
                    help="FP32 variants: largest allowed |logit difference| (default 1e-3)")
@@ -107,7 +108,13 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
 def _variant_options(args: argparse.Namespace) -> dict:
     import converters
 
-    opts = {"torch_device": args.torch_device}
+    # The profile is passed on so a variant can scale its own costs (e.g. TVM without tuning).
+    device = args.torch_device
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    opts = {"torch_device": device, "profile": args.profile}
     for name in converters.names():
         for flag, kwargs in converters.get(name).cli_options:
             dest = kwargs.get("dest") or flag.lstrip("-").replace("-", "_")

@@ -152,8 +152,10 @@ def _paper_section(rows: list[dict], meta: dict) -> str:
         for fig in paper_figures(r["model"], r["variant"]):
             ours = {"top1": r["top1"], "latency_per_sample": r["latency_p50_ms"],
                     "max_throughput": r["max_samples_per_s"]}.get(fig["metric"])
-            lines.append([r["model"], r["variant"], fig["metric"], f"{fig['value']} {fig['unit']}",
-                          _f(ours), fig.get("note", "")])
+            bound = {"lower": "over ", "upper": "under "}.get(fig.get("bound"), "")
+            approx = "about " if fig.get("approximate") else ""
+            study = f"{bound}{approx}{fig.get('value_text') or fig.get('value')} {fig['unit']}"
+            lines.append([r["model"], r["variant"], fig["metric"], study, _f(ours), fig.get("note", "")])
     if not lines:
         return ""
     return ("## Beside the study (AGX Orin, published figures)\n\n" +

@@ -122,6 +122,24 @@ def _equivalence(cell: Cell) -> tuple[bool | None, str]:
     return r["status"] != "failed", r.get("criterion", r.get("reason", ""))
 
 
+def _device_hooks(device: dict):
+    """Temperature/clock sampler and a device-memory reader for this machine, where they
+    exist: NvMap on Jetson (unified memory, read the way jtop does), NVML on discrete GPUs."""
+    state = memory = None
+    with contextlib.suppress(Exception):
+        from .telemetry.device_state import nvmap_used_mb, sample_state
+
+        state = sample_state
+        if device.get("kind") == "jetson":
+            memory = nvmap_used_mb
+    if memory is None:
+        with contextlib.suppress(Exception):
+            from .telemetry.nvml import device_memory_mb
+
+            memory = device_memory_mb()
+    return state, memory
+
+
 def run_cell(cell: Cell) -> dict:
     import converters
 
@@ -137,15 +155,15 @@ def run_cell(cell: Cell) -> dict:
                  "device_id": cell.device_id, "weights": cell.weights,
                  "weights_note": cell.weights_note, "data": cell.data_info,
                  "profile": cell.profile, "started_at": started}
-    device_state = None
-    with contextlib.suppress(Exception):
-        from .telemetry.device_state import sample_state as device_state  # noqa: F811
+    device_state, device_memory = _device_hooks(cell.device)
     monitor = Monitor(interval_s=cell.prof.get("sample_interval_s", 0.1),
-                      device_state=device_state).start()
+                      device_state=device_state, device_memory=device_memory).start()
     cache = Path(cell.cache_dir)
     try:
         conv = converters.get(cell.variant)
-        spec = make_spec(cell.model, cell.weights, cell.options)
+        # The profile's largest batch sizes the variants that fix it at build time (TensorRT).
+        spec = make_spec(cell.model, cell.weights,
+                         {"max_batch": cell.prof["throughput"]["max_batch"], **cell.options})
         av = conv.available(cell.options)
         if not av.ok:
             rec.update(status="skipped", reason=av.reason)

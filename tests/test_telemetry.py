@@ -233,7 +233,7 @@ def test_rapl_source_on_a_powercap_tree(tmp_path):
 
 
 def test_rapl_unreadable_or_absent_gives_a_reason(tmp_path):
-    with pytest.raises(RuntimeError, match="no .*powercap"):
+    with pytest.raises(RuntimeError, match=r"^no .*nope$"):
         RaplSource(str(tmp_path / "nope"), prime=False)
 
 
@@ -321,7 +321,8 @@ def test_our_sysfs_reader_agrees_with_jetson_stats_on_the_same_tree(tmp_path):
     ours = InaSysfsSource(str(root)).read_mw()
     assert set(theirs) == set(ours)
     for k in ours:
-        assert theirs[k] == pytest.approx(ours[k], abs=1.0)   # jtop truncates to int mW
+        # jtop truncates each rail to an int mW, so its total may be up to 1 mW per rail low
+        assert theirs[k] == pytest.approx(ours[k], abs=1.0 if k != "total" else len(ours) - 1)
     assert "sum of rails" in caveat
 
 
@@ -452,6 +453,7 @@ def test_device_state_on_a_recreated_jetson_tree(tmp_path):
     assert st["jetson_clocks"] == "off" and st["gpu_devfreq"]["max_mhz"] == pytest.approx(1300.5)
     assert st["thermal_trips_c"]["cpu-thermal"] == 99.0
     assert is_agx_orin(st)
+    assert all(k in st["unavailable"] for k, v in st.items() if v is None)
     sample = ds.sample_state(str(root))
     assert sample["temps_c"] == {"cpu-thermal": 52.562, "gpu-thermal": 48.437}  # -256 dropped
     assert sample["gpu_mhz"] == pytest.approx(1300.5)
@@ -541,3 +543,30 @@ def test_cli_exit_codes_and_help():
     assert cli("parse-tegrastats", "/nonexistent/file").returncode == 2
     h = cli("parse-tegrastats", "--help")
     assert h.returncode == 0 and "rails_mw" in h.stdout and "INSTANTANEOUS" in h.stdout
+
+
+def test_tegrastats_source_reads_a_replayed_recording(tmp_path):
+    # The subprocess side of TegrastatsSource, fed by replaying recorded lines (Orin JP6)
+    # through a script that takes tegrastats' arguments; no device is being imitated beyond
+    # printing what one printed.
+    from edgebench.telemetry.tegrastats import TegrastatsSource
+
+    rec = FIX / "agx_orin_64gb_jetpack6.2.1_r36.4.4.txt"
+    script = tmp_path / "replay-tegrastats"
+    script.write_text(f"#!/bin/sh\n[ \"$1\" = --interval ] || exit 2\n"
+                      f"while read -r l; do echo \"$l\"; sleep 0.05; done < '{rec}'\nexec sleep 30\n")
+    script.chmod(0o755)
+    src = TegrastatsSource(str(script), interval_ms=50)
+    try:
+        import time
+        time.sleep(0.3)
+        mw = src.read_mw()
+        assert mw == {"VDD_GPU_SOC": 2412, "VDD_CPU_CV": 1607, "VIN_SYS_5V0": 4707,
+                      "total": 8726}                           # the last recorded line
+        assert "not board input power" in src.caveat
+        time.sleep(2.2)                                        # replay has gone silent
+        with pytest.raises(RuntimeError, match="stale"):
+            src.read_mw()
+    finally:
+        src.close()
+    assert src._proc.poll() is not None

@@ -174,6 +174,21 @@ def _module_version(name: str) -> str | None:
     return getattr(mod, "__version__", None)
 
 
+def _jetpack(s: dict, run: Runner) -> str | None:
+    """The nvidia-jetpack package's version where dpkg knows it, else from the L4T release."""
+    try:
+        v = _dpkg_version("nvidia-jetpack", run)
+    except Exception:  # noqa: BLE001 - no dpkg (container): fall back to the L4T table
+        v = None
+    if v:
+        s["jetpack_basis"] = "dpkg nvidia-jetpack"
+        return v
+    v = jetpack_for_l4t(s.get("l4t"))
+    if v:
+        s["jetpack_basis"] = f"L4T {s.get('l4t')} (nvidia-jetpack package not queried/installed)"
+    return v
+
+
 def _dpkg_version(pkg: str, run: Runner) -> str | None:
     rc, out = run(["dpkg-query", "--showformat=${Version}", "--show", pkg])
     return out.strip() if rc == 0 and out.strip() else None
@@ -305,11 +320,15 @@ def device_state(root: str = "/", run: Runner = _run) -> dict:
     policies = cpu_policies(root)
     s["cpu_governors"] = sorted({p["governor"] for p in policies if p["governor"]}) or None
     if not policies:
-        s["unavailable"]["cpu_governors"] = "no /sys/devices/system/cpu/cpufreq/policy*"
+        s["unavailable"]["cpu_governors"] = s["unavailable"]["cpu_policies"] = \
+            "no /sys/devices/system/cpu/cpufreq/policy*"
     s["cpu_policies"] = policies or None
     s.set("cpu_boost", lambda: _read(root, "/sys/devices/system/cpu/cpufreq/boost"))
     zones = thermal_zones(root)
     s["thermal_trips_c"] = {k: v["trip_c"] for k, v in zones.items() if v["trip_c"] is not None} or None
+    if s["thermal_trips_c"] is None:
+        s["unavailable"]["thermal_trips_c"] = ("no passive/hot trip points under /sys/class/thermal"
+                                              if zones else "no /sys/class/thermal/thermal_zone*")
     s.set("gpus", lambda: _gpu(run)[0])
 
     if jetson:
@@ -317,13 +336,15 @@ def device_state(root: str = "/", run: Runner = _run) -> dict:
         s.set("compatible", lambda: _compatible(root))
         s.set("soc", lambda: next((c for c in reversed(s["compatible"] or []) if "tegra" in c), None))
         s.set("l4t", lambda: parse_l4t(_read(root, "/etc/nv_tegra_release")))
-        s.set("jetpack", lambda: _dpkg_version("nvidia-jetpack", run) or jetpack_for_l4t(s["l4t"]))
+        s.set("jetpack", lambda: _jetpack(s, run))
         s.set("cuda", lambda: _cuda_version(root))
         s.set("cudnn", lambda: _cudnn_version(root))
         s.set("tensorrt", lambda: _module_version("tensorrt"))
         s.set("nvpmodel", lambda: parse_nvpmodel(run(["nvpmodel", "-q"])[1]))
         gpu = gpu_devfreq(root)
         s["gpu_devfreq"] = gpu
+        if gpu is None:
+            s["unavailable"]["gpu_devfreq"] = "no GPU node under /sys/class/devfreq"
         locked, how = clocks_locked(policies, gpu)
         s["jetson_clocks"] = None if locked is None else ("on" if locked else "off")
         s["jetson_clocks_basis"] = f"inferred from sysfs: {how}"

@@ -1,0 +1,5 @@
+import sys
+
+from edgebench.fleet.cli import main
+
+sys.exit(main())

@@ -1,0 +1,145 @@
+"""python -m edgebench.fleet: run a benchmark plan on a fleet of devices through Ray.
+
+Exit codes: 0 every cell ok/partial/skipped; 1 a cell failed or timed out (a lost device's
+cells count as failed); 2 usage or config error, or Ray is not installed; 130 interrupted."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_CELLS_FAILED, EXIT_USAGE = 0, 1, 2
+INSTALL_HINT = "pip install 'edgebench[fleet]'"
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m edgebench.fleet", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Run edgebench on a fleet of devices at once. Each device is a Ray node carrying a "
+            "custom resource (started with: ray start --address HEAD:6379 "
+            "--resources='{\"device:orin-agx\": 1}'). The fleet config names the devices and the "
+            "models, variants and tasks each runs. On every device an agent (a Ray actor holding "
+            "the device's whole resource, so cells never overlap there) resolves weights, "
+            "preprocesses the data, converts/compiles and measures - all on the device - one "
+            "cell at a time, in a worker process per cell exactly as `python -m edgebench.full` "
+            "does. Records stream back as each cell ends into one run directory: results.jsonl "
+            "(tagged with device_id, plus a 'fleet' field naming the Ray node), run.json (the "
+            "config and each device's machine info, collected on the device), summary.csv, "
+            "report.md (devices side by side) and devices/<id>/ (each device's own report).\n\n"
+            "A device whose node dies mid-run is marked lost: its finished cells are kept, the "
+            "running and remaining ones are recorded as failed (\"device <id> lost: ...\"). A "
+            "device no node carries within --device-wait is recorded as skipped (\"device "
+            "absent: ...\"). --resume runs again exactly the cells that are not ok.\n\n"
+            f"Needs Ray: {INSTALL_HINT}. See docs/fleet.md and examples/fleet.example.toml."),
+        epilog="exit codes: 0 all cells ok/partial/skipped, 1 a cell failed, timed out or its "
+               "device was lost, 2 usage/config error or Ray missing, 130 interrupted")
+    p.add_argument("--config", metavar="FILE",
+                   help="fleet config, TOML or JSON: top-level defaults (models, variants, tasks, "
+                        "weights, profile, data, cache_dir, options, ...) and one "
+                        "[devices.<id>] table per device. Required, except with --resume, which "
+                        "reuses the config saved in the run's run.json")
+    p.add_argument("--address", metavar="ADDR", default=None,
+                   help="Ray cluster to join: HOST:PORT of the head's GCS, 'auto' (the cluster "
+                        "started on this machine by `ray start`), or ray://HOST:10001. Default: "
+                        "start a one-node Ray cluster on 127.0.0.1 for this machine, carrying "
+                        "the resources of --local-device")
+    p.add_argument("--local-device", action="append", default=[], metavar="ID",
+                   help="without --address: the config device(s) this machine is (repeatable). "
+                        "Default: the config's device when it names exactly one; required when "
+                        "it names several (the others are then reported absent)")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="run directory. Default: results/fleet-<UTC timestamp>")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --out: only cells whose latest record is not 'ok' "
+                        "(failed, timeout, partial, skipped, lost, absent) run again; devices "
+                        "with nothing left are not contacted")
+    p.add_argument("--device-wait", type=float, default=30.0, metavar="SECONDS",
+                   help="how long to wait for a device's Ray node to appear before recording "
+                        "its cells as skipped ('device absent'); a device that is present but "
+                        "whose agent does not start within this + 120 s counts as absent too "
+                        "(default 30)")
+    return p
+
+
+def _load_config(args) -> tuple:
+    from .config import ConfigError, load, validate
+
+    prior = {}
+    out = Path(args.out) if args.out else None
+    if args.resume:
+        if not out or not (out / "run.json").is_file():
+            raise UsageError("--resume needs --out pointing at a fleet run directory (with run.json)")
+        prior = json.loads((out / "run.json").read_text())
+        if prior.get("kind") != "fleet":
+            raise UsageError(f"--out {out}: run.json is not a fleet run's "
+                             "(resume single-machine runs with python -m edgebench.full)")
+    elif out and (out / "results.jsonl").exists():
+        raise UsageError(f"--out {out} already holds results: add --resume to continue it, or "
+                         "choose another folder")
+    try:
+        if args.config:
+            raw, source = load(args.config), str(Path(args.config).expanduser().resolve())
+        elif prior:
+            raw, source = prior["config"], f"{out / 'run.json'} (saved config)"
+        else:
+            raise UsageError("--config FILE is required (or --resume --out DIR)")
+        fcfg = validate(raw, source)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    return fcfg, prior
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from rich.console import Console
+
+    console = Console(stderr=True, soft_wrap=True)
+    if args.device_wait < 0:
+        print("edgebench fleet: error: --device-wait must be >= 0", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.address:
+        # A local cluster lives on loopback only; this also keeps Ray from looking up the
+        # machine's outward address (read once, when ray is first imported).
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray  # noqa: F401
+    except ImportError as e:
+        print(f"edgebench fleet: error: Ray is not installed ({e}). The fleet runner needs it: "
+              f"{INSTALL_HINT}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        fcfg, prior = _load_config(args)
+        if not args.address:
+            if args.local_device:
+                for i in args.local_device:
+                    if i not in fcfg.devices:
+                        raise UsageError(f"--local-device {i}: not a device of the config "
+                                         f"({', '.join(fcfg.devices)})")
+            elif len(fcfg.devices) == 1:
+                args.local_device = list(fcfg.devices)
+            else:
+                raise UsageError("the config names several devices: give --address of the Ray "
+                                 "cluster, or --local-device ID for the one this machine is")
+        if not args.out:
+            from ..full import REPO_ROOT
+
+            args.out = str(REPO_ROOT / "results" /
+                           f"fleet-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
+        from .driver import run
+
+        return run(args, fcfg, prior, console)
+    except UsageError as e:
+        print(f"edgebench fleet: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("edgebench fleet: interrupted; finished cells are in results.jsonl (use --resume)",
+              file=sys.stderr)
+        return 130

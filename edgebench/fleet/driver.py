@@ -1,0 +1,427 @@
+"""The fleet driver: one agent per device, each device's cells in plan order, records
+streamed into one run directory as they finish.
+
+Per device the driver walks a small state machine:
+
+    waiting  -- no live Ray node has the device's resource yet; polled until --device-wait
+    starting -- the agent actor was created on the device's node; waiting for it to answer
+    hello    -- the agent collects machine info and probes the variants on the device
+    running  -- prepare(model), then run(cell) for each of that model's cells, one call at
+                a time (ray.wait over all devices, so devices run side by side)
+and ends in one of
+    done         all its cells have a record
+    absent       no node had the resource within --device-wait: its cells are recorded as
+                 "skipped", reason "device absent: ..."
+    lost         its node or agent died (or stopped answering): the cell that was running
+                 and the cells not yet started are recorded as "failed", reason
+                 "device <id> lost: ..."; the cells it finished are kept
+    setup-failed its data or interpreters are unusable there: cells "failed" with the reason
+Every one of those records is not "ok", so ``--resume`` runs exactly those cells again.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import logging
+import math
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from .. import store
+from .config import Device, FleetConfig
+
+PING_SLACK_S = 120.0        # a present device's agent must answer within --device-wait + this
+HELLO_DEADLINE_S = 1800.0   # machine info + variant probes (each probe has its own 300 s limit)
+PREPARE_DEADLINE_S = 6 * 3600.0   # weights + preprocessing a full ImageNet val on a small board
+CELL_SLACK_S = 600.0        # a cell's call may take its cell timeout plus this
+LOCAL_OBJECT_STORE = 100 * 1024 * 1024
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _first_line(e: BaseException | str, limit: int = 400) -> str:
+    text = str(e).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # Ray's ActorDiedError puts the cause on a later line ("The actor died because ...").
+    why = next((ln for ln in lines if "died because" in ln or "node" in ln.lower() and "died" in ln),
+               lines[0] if lines else type(e).__name__ if isinstance(e, BaseException) else "")
+    name = type(e).__name__ if isinstance(e, BaseException) else ""
+    return (f"{name}: {why}" if name and not why.startswith(name) else why)[:limit]
+
+
+@dataclasses.dataclass
+class _Dev:
+    spec: Device
+    steps: list                      # [("prepare", model) | ("cell", CellId)]
+    state: str = "waiting"
+    actor: object = None
+    ref: object = None
+    step: tuple | None = None
+    deadline: float = math.inf
+    node: dict | None = None
+    device: dict | None = None
+    reason: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+
+class Driver:
+    def __init__(self, fcfg: FleetConfig, out: Path, run_id: str, meta: dict, console,
+                 device_wait: float, done: set, prior_records: list[dict]):
+        self.fcfg, self.out, self.run_id, self.meta, self.console = fcfg, out, run_id, meta, console
+        self.device_wait = device_wait
+        self.results = out / "results.jsonl"
+        self.devs: list[_Dev] = []
+        for d in fcfg.devices.values():
+            todo = [c for c in d.cells if (d.id, c.model, c.variant, c.task) not in done]
+            steps, seen = [], set()
+            for c in todo:
+                if c.model not in seen:
+                    seen.add(c.model)
+                    steps.append(("prepare", c.model))
+                steps.append(("cell", c))
+            dev = _Dev(d, steps, state="waiting" if steps else "done")
+            self.devs.append(dev)
+            entry = meta["devices"].setdefault(d.id, {"status": "not contacted"})
+            entry["resource"] = d.resource
+            entry.setdefault("models", {})
+            if not steps:
+                self.console.print(f"[dim]device {d.id}: every cell already ok, not contacted[/]")
+        self.prior = {d.id: [r for r in prior_records if r.get("device_id") == d.id]
+                      for d in fcfg.devices.values()}
+
+    # ------------------------------------------------------------------ records
+    def write_meta(self) -> None:
+        (self.out / "run.json").write_text(json.dumps(self.meta, indent=2, default=str))
+
+    def _weights_of(self, d: _Dev, model: str) -> tuple[str, str]:
+        info = self.meta["devices"][d.id]["models"].get(model)
+        if info:
+            return info["weights"], info["weights_note"]
+        policy, seed = d.spec.settings["weights"], d.spec.settings["seed"]
+        return (f"random-seed-{seed}" if policy == "random" else policy), "not resolved on the device"
+
+    def _record(self, d: _Dev, cell, status: str, reason: str) -> dict:
+        weights, note = self._weights_of(d, cell.model)
+        rec = {"run_id": self.run_id, "model": cell.model, "variant": cell.variant, "task": cell.task,
+               "status": status, "reason": reason,
+               "device": d.device or {"kind": "unknown", "name": d.id}, "device_id": d.id,
+               "weights": weights, "weights_note": note, "data": None,
+               "profile": d.spec.settings["profile"], "started_at": _now(), "wall_s": 0.0,
+               "memory_mb": None, "power_w": None,
+               "power_reason": "not run" if status == "skipped" else "cell did not finish",
+               "energy_mj_per_sample": None,
+               "fleet": {**(d.node or {"node_id": None, "hostname": None, "node_ip": None}),
+                         "resource": d.spec.resource, "recorded_by": "driver"}}
+        return rec
+
+    def _emit(self, d: _Dev, rec: dict, log: str = "") -> None:
+        from rich.markup import escape
+
+        from ..report import one_line
+
+        store.append(self.results, rec)
+        if log:
+            ldir = self.out / "logs" / d.id
+            ldir.mkdir(parents=True, exist_ok=True)
+            with open(ldir / f"{rec['model']}__{rec['variant']}__{rec['task']}.log", "a") as f:
+                f.write(log)
+        colour = {"ok": "green", "skipped": "yellow", "partial": "cyan"}.get(rec["status"], "red")
+        self.console.print(f"  [{colour}]{rec['status']:8}[/] " + escape(
+            f"[{d.id}] {rec['model']} · {rec['variant']} · {rec['task']}  {one_line(rec)}"),
+            highlight=False)
+
+    def _close_cells(self, d: _Dev, status: str, reason: str, model: str | None = None) -> None:
+        """Record every cell still to run on ``d`` (of ``model`` only, when given)."""
+        keep = []
+        cells = []
+        if d.step and d.step[0] == "cell" and (model is None or d.step[1].model == model):
+            cells.append(d.step[1])
+        for kind, x in d.steps:
+            if kind == "cell" and (model is None or x.model == model):
+                cells.append(x)
+            elif not (kind == "prepare" and x == model):
+                keep.append((kind, x))
+        d.steps = keep if model is not None else []
+        for c in cells:
+            self._emit(d, self._record(d, c, status, reason))
+
+    def _set_status(self, d: _Dev, state: str, reason: str = "") -> None:
+        d.state, d.reason = state, reason
+        entry = self.meta["devices"][d.id]
+        entry["status"] = {"done": "ok"}.get(state, state)
+        entry["reason"] = reason
+        if state in ("lost", "absent", "setup-failed"):
+            entry[f"{state.replace('-', '_')}_at"] = _now()
+        self.write_meta()
+
+    def _release(self, d: _Dev) -> None:
+        import ray
+
+        if d.actor is not None:
+            try:
+                ray.kill(d.actor, no_restart=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        d.actor, d.ref, d.step, d.deadline = None, None, None, math.inf
+
+    def _lost(self, d: _Dev, why: str) -> None:
+        from rich.markup import escape
+
+        self.console.print(f"[red]device {d.id} lost[/]: " + escape(why))
+        reason = f"device {d.id} lost: {why}"
+        if d.step and d.step[0] == "cell":
+            c = d.step[1]
+            self._emit(d, self._record(d, c, "failed", reason + " (while this cell was running)"))
+            d.step = None
+        self._close_cells(d, "failed", reason)
+        self._release(d)
+        self._set_status(d, "lost", why)
+
+    # ------------------------------------------------------------------ scheduling
+    def _start(self, d: _Dev) -> None:
+        import ray
+
+        from .agent import DeviceAgent
+
+        prior_models = self.meta["devices"][d.id].get("models", {})
+        prior = list(store.latest(self.prior[d.id]).values())
+        Agent = ray.remote(DeviceAgent)
+        d.actor = Agent.options(num_cpus=0, resources={d.spec.resource: 1}, max_restarts=0,
+                                max_task_retries=0).remote(
+            d.id, self.run_id, d.spec.settings, d.spec.resource, prior, prior_models)
+        d.step, d.ref = ("ping", None), d.actor.ping.remote()
+        d.deadline = time.monotonic() + self.device_wait + PING_SLACK_S
+        d.state = "starting"
+
+    def _next(self, d: _Dev) -> None:
+        if not d.steps:
+            self._release(d)
+            self._set_status(d, "done")
+            self.console.print(f"[green]device {d.id}: finished[/]")
+            return
+        kind, x = d.steps.pop(0)
+        d.step = (kind, x)
+        now = time.monotonic()
+        if kind == "prepare":
+            d.ref = d.actor.prepare.remote(x)
+            d.deadline = now + PREPARE_DEADLINE_S
+        else:
+            d.ref = d.actor.run.remote(x.model, x.variant, x.task)
+            timeout = d.spec.settings.get("cell_timeout") or d.spec.settings["prof"]["cell_timeout"]
+            d.deadline = now + timeout + CELL_SLACK_S
+
+    def _handle(self, d: _Dev) -> None:
+        import ray
+        from ray.exceptions import RayError, RayTaskError
+
+        kind, x = d.step
+        try:
+            val = ray.get(d.ref)
+        except RayTaskError as e:            # the agent's own code raised; the agent lives on
+            why = _first_line(e.cause if getattr(e, "cause", None) else e)
+            if kind == "cell":
+                self._emit(d, self._record(d, x, "failed", f"fleet agent error: {why}"))
+                d.step = None
+                self._next(d)
+            elif kind == "prepare":
+                d.step = None
+                self._close_cells(d, "failed", f"preparing {x} on device {d.id} failed: {why}", model=x)
+                self._next(d)
+            else:
+                d.step = None
+                self._close_cells(d, "failed", f"device {d.id} setup failed: {why}")
+                self._release(d)
+                self._set_status(d, "setup-failed", why)
+            return
+        except RayError as e:                # actor or node died, or unreachable
+            self._lost(d, _first_line(e))
+            return
+        entry = self.meta["devices"][d.id]
+        if kind == "ping":
+            d.node = val
+            entry["node"] = val
+            self.console.print(f"device {d.id}: agent on node {val['node_id'][:12]} "
+                               f"({val['hostname']}, {val['node_ip']})", highlight=False)
+            d.step, d.ref, d.state = ("hello", None), d.actor.hello.remote(), "hello"
+            d.deadline = time.monotonic() + HELLO_DEADLINE_S
+        elif kind == "hello":
+            d.device = val.get("device")
+            entry.update({k: v for k, v in val.items() if k != "setup_error"})
+            d.state = "running"
+            entry["status"] = "running"
+            for v, pr in (val.get("variants") or {}).items():
+                if not pr["ok"]:
+                    self.console.print(f"  [yellow]{d.id}: variant {v} cannot run here[/]: {pr['reason']}")
+            if val.get("setup_error"):
+                d.step = None
+                self._close_cells(d, "failed", f"device {d.id} setup failed: {val['setup_error']}")
+                self._release(d)
+                self._set_status(d, "setup-failed", val["setup_error"])
+                return
+            self.write_meta()
+            d.step = None
+            self._next(d)
+        elif kind == "prepare":
+            d.step = None
+            if "error" in val:
+                self._close_cells(d, "failed", f"preparing {x} on device {d.id} failed: {val['error']}",
+                                  model=x)
+            else:
+                entry["models"][x] = val["model_info"]
+                for w in val.get("warnings", []):
+                    self.console.print(f"  [yellow]{d.id} warning:[/] {w}")
+                self.write_meta()
+            self._next(d)
+        else:
+            rec = val["record"]
+            rec["device_id"] = d.id
+            self._emit(d, rec, val.get("log", ""))
+            d.step = None
+            self._next(d)
+
+    def loop(self) -> None:
+        import ray
+
+        t0 = time.monotonic()
+        while any(d.state not in ("done", "lost", "absent", "setup-failed") for d in self.devs):
+            now = time.monotonic()
+            waiting = [d for d in self.devs if d.state == "waiting"]
+            if waiting:
+                present = resources_present()
+                for d in waiting:
+                    if d.spec.resource in present:
+                        self._start(d)
+                    elif now - t0 >= self.device_wait:
+                        why = (f"no live Ray node has resource {d.spec.resource} "
+                               f"(waited {self.device_wait:g} s)")
+                        self.console.print(f"[yellow]device {d.id} absent[/]: {why}")
+                        self._close_cells(d, "skipped", f"device absent: {why}")
+                        self._set_status(d, "absent", why)
+            busy = [d for d in self.devs if d.ref is not None]
+            if not busy:
+                time.sleep(0.5)
+                continue
+            ready, _ = ray.wait([d.ref for d in busy], num_returns=1,
+                                timeout=0.5 if waiting else 2.0)
+            for d in busy:
+                if d.ref in ready:
+                    self._handle(d)
+            now = time.monotonic()
+            for d in busy:
+                if d.ref is not None and d.ref not in ready and now > d.deadline:
+                    if d.state == "starting":
+                        why = (f"resource {d.spec.resource} exists but the agent did not start "
+                               f"within {self.device_wait + PING_SLACK_S:g} s (held by another run?)")
+                        self.console.print(f"[yellow]device {d.id} absent[/]: {why}")
+                        d.step = None
+                        self._close_cells(d, "skipped", f"device absent: {why}")
+                        self._release(d)
+                        self._set_status(d, "absent", why)
+                    else:
+                        self._lost(d, f"no answer from its agent within the call's deadline "
+                                      f"({d.step[0]})")
+
+    def release_all(self) -> None:
+        for d in self.devs:
+            if d.actor is not None:
+                self._release(d)
+
+
+def resources_present() -> set[str]:
+    import ray
+
+    out: set[str] = set()
+    for n in ray.nodes():
+        if n.get("Alive"):
+            out.update(k for k, v in (n.get("Resources") or {}).items() if v > 0)
+    return out
+
+
+def nodes_summary() -> list[dict]:
+    import ray
+
+    skip = ("memory", "object_store_memory")
+    return [{"node_id": n["NodeID"], "hostname": n.get("NodeManagerHostname"),
+             "ip": n.get("NodeManagerAddress"), "alive": n.get("Alive"),
+             "resources": {k: v for k, v in (n.get("Resources") or {}).items()
+                           if k not in skip and not k.startswith("node:")}}
+            for n in ray.nodes()]
+
+
+def connect(address: str | None, local_resources: dict[str, float]) -> dict:
+    """Join the cluster at ``address``, or start a one-node cluster on 127.0.0.1 whose node
+    carries ``local_resources``. Returns what run.json says about it."""
+    import ray
+
+    from .cli import UsageError
+
+    if address:
+        try:
+            ray.init(address=address, logging_level=logging.WARNING)
+        except (ConnectionError, ValueError, RuntimeError) as e:
+            raise UsageError(f"--address {address}: cannot join the Ray cluster: "
+                             f"{_first_line(e)}") from None
+    else:
+        ray.init(num_cpus=os.cpu_count() or 1, resources=local_resources, include_dashboard=False,
+                 _node_ip_address="127.0.0.1", object_store_memory=LOCAL_OBJECT_STORE,
+                 logging_level=logging.WARNING)
+    return {"version": ray.__version__, "address": address or "local",
+            "local_resources": local_resources if not address else None}
+
+
+def run(args, fcfg: FleetConfig, prior_meta: dict, console) -> int:
+    import ray
+
+    from .. import report as base_report  # noqa: F401 - fail early if the report cannot import
+    from . import report as fleet_report
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    run_id = prior_meta.get("run_id") or uuid.uuid4().hex[:12]
+    prior_records = store.read(out / "results.jsonl") if args.resume else []
+    done = {k for k, r in store.latest(prior_records).items() if r["status"] == "ok"}
+    session = {"started_at": _now(), "argv": sys.argv, "resume": bool(args.resume),
+               "address": args.address or "local", "device_wait_s": args.device_wait}
+    meta = {"run_id": run_id, "kind": "fleet",
+            "created_at": prior_meta.get("created_at") or _now(),
+            "config": fcfg.raw, "config_source": fcfg.source,
+            "settings": {d.id: {**d.settings, "resource": d.resource} for d in fcfg.devices.values()},
+            "devices": prior_meta.get("devices", {}),
+            "sessions": prior_meta.get("sessions", []) + [session]}
+    n_cells = sum(len(d.cells) for d in fcfg.devices.values())
+    console.print(f"[bold]edgebench fleet[/] run {run_id} -> {out}  ({len(fcfg.devices)} devices, "
+                  f"{n_cells} cells, {len(done)} already ok)")
+    local = {} if args.address else {fcfg.devices[i].resource: 1.0 for i in args.local_device}
+    t_connect = time.perf_counter()
+    meta["ray"] = connect(args.address, local)
+    session["connect_s"] = round(time.perf_counter() - t_connect, 3)
+    driver = Driver(fcfg, out, run_id, meta, console, args.device_wait, done, prior_records)
+    try:
+        meta["ray"]["nodes_at_start"] = nodes_summary()
+        driver.write_meta()
+        driver.loop()
+        meta["ray"]["nodes_at_end"] = nodes_summary()
+    finally:
+        driver.release_all()
+        session["finished_at"] = _now()
+        session["devices"] = {d.id: d.state for d in driver.devs}
+        meta["finished_at"] = session["finished_at"]
+        driver.write_meta()
+        ray.shutdown()
+    records = store.read(out / "results.jsonl")
+    fleet_report.write_all(out, records, meta)
+    planned = {(d.id, c.model, c.variant, c.task) for d in fcfg.devices.values() for c in d.cells}
+    failed = any(r["status"] in ("failed", "timeout")
+                 for k, r in store.latest(records).items() if k in planned)
+    console.print(f"[bold]done[/]: {out / 'report.md'}")
+    return 1 if failed else 0
