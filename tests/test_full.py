@@ -176,3 +176,18 @@ def test_help_explains_every_option():
     for flag in ("--models", "--variants", "--tasks", "--data", "--weights", "--profile", "--out",
                  "--resume", "--cell-timeout", "--ort-providers"):
         assert flag in proc.stdout
+
+
+def test_tensorrt_without_gpu_is_skipped_with_reason_and_exit_0(tmp_path, cache_dir):
+    import converters
+
+    av = converters.get("tensorrt-fp16").available({})
+    if av.ok:
+        pytest.skip("TensorRT and a CUDA device are present here: this test is for machines without")
+    proc = run_cli("edgebench.full", "--models", TINY, "--variants", "tensorrt-fp16", "pytorch",
+                   "--tasks", "latency", "--weights", "random", "--out", str(tmp_path / "r"),
+                   "--cache-dir", str(cache_dir))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    recs = {r["variant"]: r for r in records(tmp_path / "r")}
+    assert recs["tensorrt-fp16"]["status"] == "skipped" and recs["tensorrt-fp16"]["reason"] == av.reason
+    assert recs["pytorch"]["status"] == "ok"
