@@ -1,0 +1,302 @@
+"""Apache TVM variant: torch.export -> Relax -> (MetaSchedule-tuned) TIR -> native library.
+
+Options (``spec.options``, from the CLI):
+  tuning_dir     where tuning databases live (default ``results/tuning``); the database for a
+                 model+target is applied when it exists (``python -m edgebench.tune`` writes it)
+  tvm_target     ``host`` (default: LLVM for this CPU, ``mcpu`` detected, all physical cores),
+                 ``jetson-agx-orin`` (TVM tag nvidia/jetson-agx-orin-64gb: CUDA sm_87 + aarch64
+                 host), a TVM target tag, or a JSON target object
+  tvm_artifact   a directory written by ``python -m edgebench.tune --export``: loaded instead
+                 of compiling, after checking every file's sha256 against its manifest
+  tvm_importer   ``auto`` (torch.export, ONNX if that fails) | ``torch.export`` | ``onnx``
+  tvm_layout     conv2d layout TVM computes in: ``NCHW`` | ``NHWC`` (default: the layout the
+                 tuning database was made with, else NCHW)
+
+Batch sizes: shapes are static. Batch 1 is compiled by ``convert``; any other batch size is
+compiled on its first call and cached on disk (an exported artifact holds the batch sizes it
+was exported with). The tuning database applies to the batch sizes it was tuned at.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import register
+from ..base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor,
+                    SkipVariant)
+
+DEFAULT_TUNING_DIR = "results/tuning"
+
+
+def _opts(spec_or_options) -> dict:
+    if isinstance(spec_or_options, ModelSpec):
+        return dict(spec_or_options.options or {})
+    return dict(spec_or_options or {})
+
+
+@register
+class TvmConverter(Converter):
+    name = "tvm"
+    precision = "fp32"
+    description = "Apache TVM (Relax + MetaSchedule), static shapes, per-target tuning database"
+    cli_options = (
+        ("--tuning-dir", {"default": None, "metavar": "DIR",
+                          "help": "TVM tuning databases (default results/tuning); the database for "
+                                  "a model and target is applied when it exists "
+                                  "(python -m edgebench.tune writes them)"}),
+        ("--tvm-target", {"default": None, "metavar": "TARGET",
+                          "help": "host (default: LLVM for this CPU), jetson-agx-orin, a TVM tag "
+                                  "or a JSON target"}),
+        ("--tvm-artifact", {"default": None, "metavar": "DIR",
+                            "help": "load an artifact exported by edgebench.tune --export (sha256 "
+                                    "checked) instead of compiling here"}),
+        ("--tvm-untuned", {"action": "store_true",
+                           "help": "measure TVM without a tuning database even in the quick "
+                                   "profile (untuned TVM is 10-100x slower than tuned)"}),
+    )
+
+    def __init__(self):
+        self._models: dict = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ availability
+    def available(self, options=None) -> Availability:
+        opts = _opts(options)
+        try:
+            import tvm
+
+            from . import core
+        except Exception as e:  # noqa: BLE001
+            return Availability.no(f"apache-tvm is not importable ({type(e).__name__}: {e}); "
+                                   "pip install 'edgebench[tvm]'")
+        versions = core.tvm_versions()
+        art = opts.get("tvm_artifact")
+        if art:
+            from . import export
+
+            try:
+                manifest = export.read_manifest(art)
+            except Exception as e:  # noqa: BLE001
+                return Availability.no(f"tvm_artifact: {e}", **versions)
+            why = export.runnable_here(manifest)
+            return Availability.no(why, **versions) if why else Availability.yes(**versions)
+        try:
+            target, tname = core.resolve_target(opts.get("tvm_target"))
+        except core.TargetError as e:
+            return Availability.no(str(e), **versions)
+        if target.kind.name == "llvm" and not tvm.runtime.enabled("llvm"):
+            return Availability.no("this TVM build has no LLVM backend", **versions)
+        if core.is_gpu(target):
+            dev = core.device_for(target)
+            if not dev.exist:
+                return Availability.no(
+                    f"target {tname} needs a {target.kind.name.upper()} GPU and there is none "
+                    "here; cross-compile instead: python -m edgebench.tune --model M "
+                    f"--target {tname} --trials 0 --export DIR", **versions)
+        why = _cross_reason(target)
+        if why:
+            return Availability.no(why, **versions)
+        return Availability.yes(**versions)
+
+    def versions(self) -> dict:
+        try:
+            from . import core
+
+            return core.tvm_versions()
+        except Exception:  # noqa: BLE001
+            return {}
+
+    # ------------------------------------------------------------------ convert
+    def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
+        from . import core
+
+        opts = _opts(spec)
+        if opts.get("tvm_artifact"):
+            return self._from_export(spec, opts["tvm_artifact"])
+        ctx = self._context(spec)
+        if (opts.get("profile") == "quick" and not opts.get("tvm_untuned")
+                and not (Path(ctx["db_dir"]) / "database_tuning_record.json").is_file()):
+            # Untuned TVM costs seconds per image on a small CPU (resnet152: ~10 s) and says
+            # little: the quick profile measures TVM only where a tuning database exists.
+            raise SkipVariant(
+                f"no TVM tuning database for {spec.name} on {ctx['target_name']} "
+                f"({ctx['db_dir']}); untuned TVM is left out of the quick profile. Tune first: "
+                f"python -m edgebench.tune --model {spec.name} --trials 512, or pass --tvm-untuned")
+        t = time.perf_counter()
+        path, meta, cached = self._compiled(spec, Path(cache), 1, ctx)
+        convert_s = 0.0 if cached else time.perf_counter() - t
+        meta = dict(meta)
+        meta["batch_mode"] = ("static shapes: batch 1 compiled at convert, other batch sizes "
+                              "compiled on first use and cached")
+        meta["compiled_batch_sizes"] = [1]
+        return Artifact(self.name, path=str(path), convert_s=convert_s, cached=cached,
+                        meta=meta, obj={"cache": str(cache), "ctx": ctx})
+
+    def _context(self, spec: ModelSpec) -> dict:
+        from . import core
+
+        opts = _opts(spec)
+        target, tname = core.resolve_target(opts.get("tvm_target"))
+        why = _cross_reason(target)
+        if why:
+            raise SkipVariant(why)
+        tuning_dir = opts.get("tuning_dir") or DEFAULT_TUNING_DIR
+        db_dir = core.db_dir_for(tuning_dir, target, spec.name, spec.input_size)
+        db_meta = core.read_db_meta(db_dir)
+        layout = opts.get("tvm_layout") or db_meta.get("layout") or "NCHW"
+        return {"target": target, "target_name": tname, "db_dir": db_dir,
+                "importer": opts.get("tvm_importer") or "auto", "layout": layout.upper()}
+
+    def _cache_paths(self, spec, cache: Path, batch: int, ctx: dict):
+        from . import core
+
+        key = spec.key("tvm", core.target_json(ctx["target"]),
+                       core.database_fingerprint(ctx["db_dir"]), core.tvm_versions(),
+                       core.PIPELINE_VERSION, ctx["importer"], ctx["layout"], f"b{batch}")
+        folder = Path(cache) / "tvm"
+        stem = f"{spec.name}-{key}-b{batch}"
+        return folder / f"{stem}.so", folder / f"{stem}.json"
+
+    def _compiled(self, spec: ModelSpec, cache: Path, batch: int, ctx: dict):
+        """(library path, meta, cached?) for one batch size; compiles on a cache miss."""
+        from . import core
+
+        so, js = self._cache_paths(spec, cache, batch, ctx)
+        if so.is_file() and js.is_file():
+            return so, json.loads(js.read_text()), True
+        model = self._model(spec)
+        db_dir = ctx["db_dir"] if core.database_exists(ctx["db_dir"]) else None
+        res = core.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
+                                 importer=ctx["importer"], layout=ctx["layout"], spec=spec,
+                                 cache=cache, out_path=so)
+        meta = {"tuning": core.tuning_meta(ctx["db_dir"] if db_dir else None, res["tuning"]),
+                "target": core.target_dict(ctx["target"]), "target_name": ctx["target_name"],
+                "importer": res["importer"], "layout": ctx["layout"],
+                "batch_size": batch, "timings": res["timings"], **core.tvm_versions()}
+        if not db_dir:
+            meta["tuning"]["database"] = str(ctx["db_dir"])
+            meta["tuning"]["note"] = "no tuning database for this model and target"
+        if res["importer_note"]:
+            meta["importer_fallback_reason"] = res["importer_note"]
+        js.write_text(json.dumps(meta, indent=1) + "\n")
+        return so, meta, False
+
+    def _model(self, spec: ModelSpec):
+        key = (spec.name, spec.weights, tuple(spec.input_size))
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = spec.build()
+            return self._models[key]
+
+    def _from_export(self, spec: ModelSpec, art_dir) -> Artifact:
+        from . import export
+
+        manifest = export.read_manifest(art_dir)
+        export.verify_manifest(art_dir, manifest)  # sha256 of every file, or raise
+        why = export.runnable_here(manifest)
+        if why:
+            raise SkipVariant(why)
+        if manifest.get("model") and manifest["model"] != spec.name:
+            raise ValueError(f"tvm_artifact {art_dir} holds {manifest['model']}, not {spec.name}")
+        if manifest.get("input_size") and tuple(manifest["input_size"]) != tuple(spec.input_size):
+            raise ValueError(f"tvm_artifact {art_dir} was compiled for input "
+                             f"{manifest['input_size']}, the model needs {list(spec.input_size)}")
+        libs = export.libraries(art_dir, manifest)
+        first = libs[min(libs)]
+        meta = {k: manifest.get(k) for k in ("tuning", "target", "target_name", "importer",
+                                             "layout", "tvm", "tvm_ffi")}
+        meta["artifact_dir"] = str(art_dir)
+        meta["compiled_batch_sizes"] = sorted(libs)
+        meta["batch_mode"] = "exported artifact: only the batch sizes it holds"
+        return Artifact(self.name, path=str(first), cached=True, meta=meta,
+                        obj={"libs": libs, "manifest": manifest})
+
+    # ------------------------------------------------------------------ load
+    def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
+        from . import core
+
+        import tvm
+
+        obj = artifact.obj or {}
+        if "libs" in obj:  # exported artifact: the runtime alone, no compiler calls
+            dev = tvm.cuda(0) if obj["manifest"].get("device") == "cuda" else tvm.cpu(0)
+            return TvmPredictor(self, spec, dev, dict(obj["libs"]), None, None,
+                                dict(artifact.meta))
+        ctx = obj.get("ctx") or self._context(spec)
+        cache = Path(obj.get("cache") or ".")
+        return TvmPredictor(self, spec, core.device_for(ctx["target"]), {1: artifact.path},
+                            ctx, cache, dict(artifact.meta))
+
+
+def _cross_reason(target) -> str:
+    """Why a target cannot be compiled-and-run here (a different host architecture)."""
+    import platform
+
+    host = target.host if target.host is not None else target
+    triple = str(host.attrs.get("mtriple", "") or "")
+    if not triple:
+        return ""
+    arch = triple.split("-")[0]
+    here = platform.machine()
+    same = {("x86_64", "x86_64"), ("aarch64", "aarch64"), ("aarch64", "arm64"),
+            ("arm64", "aarch64")}
+    if (arch, here) in same:
+        return ""
+    return (f"target host is {arch}, this machine is {here}: cross-compile with "
+            "python -m edgebench.tune --target ... --export DIR and load it on the device")
+
+
+class TvmPredictor(Predictor):
+    """Calls the Relax VM; one compiled library per batch size."""
+
+    def __init__(self, conv: TvmConverter, spec, dev, libs: dict, ctx, cache, meta):
+        self.conv, self.spec, self.dev = conv, spec, dev
+        self.ctx, self.cache = ctx, cache
+        self.libs = {int(b): p for b, p in libs.items()}
+        self.meta = meta
+        self._vms: dict = {}
+        for b in list(self.libs)[:1]:
+            self._get(b)
+
+    def _get(self, b: int):
+        if b in self._vms:
+            return self._vms[b]
+        import tvm
+        from tvm import relax
+
+        if b not in self.libs:
+            if self.ctx is None:
+                raise ValueError(f"this exported TVM artifact holds batch sizes "
+                                 f"{sorted(self.libs)}; batch {b} was not exported")
+            path, meta, _ = self.conv._compiled(self.spec, self.cache, b, self.ctx)
+            self.libs[b] = str(path)
+        lib = tvm.runtime.load_module(str(self.libs[b]))
+        vm = relax.VirtualMachine(lib, self.dev)
+        shape = (b, *self.spec.input_size)
+        inp = tvm.runtime.empty(shape, "float32", self.dev)
+        self._vms[b] = (vm, vm["main"], inp)
+        return self._vms[b]
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        try:
+            vm, fn, inp = self._get(int(batch.shape[0]))
+            inp.copyfrom(np.ascontiguousarray(batch, dtype=np.float32))
+            out = fn(inp)
+            if not hasattr(out, "numpy"):
+                out = out[0]
+            return out.numpy()
+        except (MemoryError,) as e:
+            raise OutOfMemory(str(e)) from e
+        except Exception as e:  # noqa: BLE001
+            msg = str(e)
+            if any(s in msg for s in ("out of memory", "Out of memory", "OUT_OF_MEMORY",
+                                      "cannot allocate", "Failed to allocate")):
+                raise OutOfMemory(msg.splitlines()[-1][:300]) from e
+            raise
+
+    def close(self) -> None:
+        self._vms.clear()

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 # Bump when the lowering pipeline changes: it invalidates compiled-library caches.
-PIPELINE_VERSION = "tvm-pipeline-3"
+PIPELINE_VERSION = "tvm-pipeline-4"
 JETSON_NAME = "jetson-agx-orin"
 JETSON_TAG = "nvidia/jetson-agx-orin-64gb"
 INPUT_NAME = "input"
@@ -90,7 +90,23 @@ def resolve_target(value: Any = None):
         t = tvm.target.Target(d)
     except Exception as e:  # noqa: BLE001 - TVM's own message says what is wrong
         raise TargetError(f"TVM rejected the target {json.dumps(d)}: {_first_line(e)}") from None
+    _check_llvm_cpu(t.host if t.host is not None and t.kind.name != "llvm" else t)
     return t, "json"
+
+
+def _check_llvm_cpu(t) -> None:
+    """TVM accepts any ``mcpu`` and LLVM later compiles for a generic CPU with only a
+    warning; a typo would then silently produce a slow build."""
+    if t is None or t.kind.name != "llvm" or not t.attrs.get("mcpu"):
+        return
+    from tvm.target import codegen
+
+    triple = str(t.attrs.get("mtriple", "") or codegen.llvm_get_system_triple())
+    cpu = str(t.attrs["mcpu"])
+    if not codegen.llvm_is_valid_cpu(cpu, triple):
+        raise TargetError(f"TVM rejected the target: LLVM does not know mcpu '{cpu}' for "
+                          f"{triple} (this machine's is "
+                          f"'{codegen.llvm_get_system_cpu()}')")
 
 
 def _tags() -> set:
@@ -215,15 +231,77 @@ def _import_onnx(model, input_shape, spec=None, cache=None):
 
 # ----------------------------------------------------------------------------- lowering
 
-def lower_for_tuning(mod, target):
-    """Relax module -> fused Relax + TIR module whose PrimFuncs are the tuning workloads."""
+LAYOUTS = ("NCHW", "NHWC")
+
+
+def _const_np(c):
+    """numpy value of a Relax constant (``GenericConst.value`` in TVM 0.27, ``.data`` before)."""
+    v = getattr(c, "value", None)
+    if v is None:
+        v = c.data
+    return v.numpy()
+
+
+def fold_batch_norm(mod):
+    """conv2d(x, W) -> batch_norm(., gamma, beta, mean, var) with constant parameters becomes
+    conv2d(x, W * s) + (beta - mean * s), s = gamma / sqrt(var + eps), computed here in
+    float64 numpy. (TVM's FoldBatchnormToConv2D does the same but leaves the arithmetic to
+    FoldConstant, which compiles and runs one TIR function per constant: minutes for a
+    MobileNet on 2 cores.) The fused conv kernels then carry a bias add instead of four
+    per-channel BN operations."""
+    import numpy as np
+    from tvm import relax
+    from tvm.relax.dpl import TupleGetItemPattern, is_const, is_op, rewrite_call, wildcard
+
+    x, w = wildcard(), is_const()
+    conv = is_op("relax.nn.conv2d")(x, w)
+    g, b, m, v = is_const(), is_const(), is_const(), is_const()
+    bn = is_op("relax.nn.batch_norm")(conv, g, b, m, v)
+    pattern = TupleGetItemPattern(bn, 0)
+
+    def rewriter(expr, matches):
+        call = matches[conv]
+        attrs = call.attrs
+        if attrs["kernel_layout"] != "OIHW" or attrs["data_layout"] != "NCHW" or \
+                int(matches[bn].attrs["axis"]) != 1:
+            return expr
+        w0 = _const_np(matches[w])
+        if w0.dtype != np.float32:
+            return expr
+        weight = w0.astype(np.float64)
+        gamma, beta, mean, var = (_const_np(matches[t]).astype(np.float64)
+                                  for t in (g, b, m, v))
+        scale = gamma / np.sqrt(var + float(matches[bn].attrs["epsilon"]))
+        if weight.shape[0] != scale.shape[0]:
+            return expr
+        new_w = (weight * scale[:, None, None, None]).astype(np.float32)
+        bias = (beta - mean * scale).astype(np.float32).reshape(1, -1, 1, 1)
+        out = relax.Call(call.op, (matches[x], relax.const(new_w)), attrs)
+        return relax.op.add(out, relax.const(bias))
+
+    for gv, func in list(mod.functions.items()):
+        if isinstance(func, relax.Function):
+            mod[gv] = rewrite_call(pattern, rewriter, func)
+    return mod
+
+
+def lower_for_tuning(mod, target, layout: str = "NCHW"):
+    """Relax module -> fused Relax + TIR module whose PrimFuncs are the tuning workloads.
+
+    ``layout``: the conv2d data layout TVM computes in (the model's input stays NCHW)."""
     import tvm
     from tvm import relax
 
+    if layout not in LAYOUTS:
+        raise TvmError(f"tvm_layout must be one of {', '.join(LAYOUTS)} (got '{layout}')")
+    convert = [relax.transform.ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]}),
+               relax.transform.CanonicalizeBindings()] if layout == "NHWC" else []
+    mod = fold_batch_norm(mod)
     with target:
         return tvm.transform.Sequential([
             relax.transform.DecomposeOpsForInference(),
             relax.transform.CanonicalizeBindings(),
+            *convert,
             relax.transform.LegalizeOps(),
             relax.transform.AnnotateTIROpPattern(),
             relax.transform.FoldConstant(),
@@ -364,7 +442,7 @@ def tuning_summary(db_dir, tasks, target=None) -> dict:
 # ----------------------------------------------------------------------------- build
 
 def build_library(model, input_size, batch: int, target, *, db_dir=None, importer="auto",
-                  spec=None, cache=None, out_path: Path | None = None) -> dict:
+                  layout="NCHW", spec=None, cache=None, out_path: Path | None = None) -> dict:
     """Import, lower, apply the database and compile one static batch size.
 
     Returns {"executable", "importer", "importer_note", "tuning", "timings"}; the executable is
@@ -376,7 +454,7 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
     timings["import_s"] = time.perf_counter() - t0
     t = time.perf_counter()
     try:
-        lowered = lower_for_tuning(mod, target)
+        lowered = lower_for_tuning(mod, target, layout)
         tasks = extract_tasks(lowered, target)
         summary = tuning_summary(db_dir, tasks) if db_dir and database_exists(db_dir) \
             else tuning_summary(None, tasks)

@@ -21,6 +21,8 @@ import json
 import logging
 import math
 import os
+import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -47,6 +49,8 @@ class TuneConfig:
     rpc_session_timeout_s: int = 60
     seed: int = 0
     op_names: Optional[list] = None     # tune only tasks whose name contains one of these
+    layout: str = "NCHW"                # conv2d layout TVM computes in (see core.lower_for_tuning)
+    verbose: bool = False               # MetaSchedule's own console log
 
 
 class RpcError(RuntimeError):
@@ -76,15 +80,21 @@ def check_rpc(tracker: str, key: str, timeout_s: float = 10.0) -> dict:
     except Exception as e:  # noqa: BLE001
         raise RpcError(f"RPC tracker at {host}:{port} did not answer: {core._first_line(e)}") \
             from None
-    keys = {q.get("key") for q in summary.get("queue_info", [])} | \
-        {k for k in summary.get("queue_info", {})} if isinstance(summary.get("queue_info"), dict) \
-        else set()
+    servers = [str(item.get("key", "")).split(":", 1)[-1]
+               for item in summary.get("server_info", [])]
+    queue = summary.get("queue_info", {}) or {}
+    known = sorted(set(servers) | {k for k, q in queue.items() if q.get("free") or
+                                   k in servers})
+    if key not in servers:
+        raise RpcError(f"no RPC server with key '{key}' is registered with the tracker at "
+                       f"{host}:{port} (registered keys: {', '.join(known) or 'none'}); on "
+                       f"the device run: python -m tvm.exec.rpc_server --tracker "
+                       f"{host}:{port} --key {key}")
     try:
-        sess = t.request(key, priority=1, session_timeout=int(timeout_s) + 5)
+        sess = t.request(key, priority=1, session_timeout=int(timeout_s) + 5, max_retry=2)
         sess.cpu(0).exist  # a round trip
     except Exception as e:  # noqa: BLE001
-        raise RpcError(f"no RPC server with key '{key}' answered via {host}:{port} "
-                       f"(keys the tracker knows: {sorted(k for k in keys if k) or 'none'}): "
+        raise RpcError(f"the RPC server with key '{key}' did not answer via {host}:{port}: "
                        f"{core._first_line(e)}") from None
     return {"tracker": f"{host}:{port}", "key": key}
 
@@ -92,8 +102,14 @@ def check_rpc(tracker: str, key: str, timeout_s: float = 10.0) -> dict:
 def _builder(cfg: TuneConfig):
     from tvm.s_tir import meta_schedule as ms
 
+    from . import _msbuild
+
     workers = cfg.builder_workers or core.physical_cores()
-    return ms.builder.LocalBuilder(max_workers=workers, timeout_sec=cfg.build_timeout_s)
+    # Over RPC the remote links the candidates itself (TVM's default .tar export): the
+    # device's architecture may differ from this machine's.
+    return ms.builder.LocalBuilder(max_workers=workers, timeout_sec=cfg.build_timeout_s,
+                                   f_build=_msbuild.build,
+                                   f_export=None if cfg.rpc_tracker else _msbuild.export_so)
 
 
 def _runner(cfg: TuneConfig):
@@ -110,40 +126,34 @@ def _runner(cfg: TuneConfig):
     return ms.runner.LocalRunner(timeout_sec=cfg.run_timeout_s, evaluator_config=ev)
 
 
-def _make_progress_callback(tasks, db_dir, existing: dict, budget: int, on_update: Callable):
-    """A MeasureCallback that tracks trials and the best latency so far per task."""
-    from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
-    from tvm.ir.utils import derived_object
+def _light_tensor_intrin(target) -> bool:
+    """Register only the CPU tensor intrinsics (about 1 s) instead of all of them.
 
-    best = {i: (t["best_us"] / 1e6 if t["best_us"] else None)
-            for i, t in enumerate(existing["per_task"])}
-    weights = [t.weight for t in tasks]
-    state = {"done": 0, "errors": 0, "build_errors": 0, "first_error": None}
+    ``TuneContext`` imports ``tvm.s_tir.tensor_intrin``, whose ``__init__`` registers every
+    tensor intrinsic, the CUDA ones included: about 20 s here, paid by every tuning run. For
+    an LLVM target only the x86/Arm ones can be used, so the package is entered without its
+    ``__init__`` and those two modules are imported; other submodules stay importable."""
+    import importlib
+    import importlib.util
 
-    @derived_object
-    class Progress(PyMeasureCallback):
-        def apply(self, task_scheduler, task_id, measure_candidates, builder_results,
-                  runner_results):
-            for br, rr in zip(builder_results, runner_results):
-                state["done"] += 1
-                err = br.error_msg or rr.error_msg
-                if err:
-                    state["errors"] += 1
-                    if br.error_msg:
-                        state["build_errors"] += 1
-                    if state["first_error"] is None:
-                        state["first_error"] = str(err).strip().splitlines()[-1][:300]
-                    continue
-                secs = sorted(float(s) for s in rr.run_secs)
-                med = secs[len(secs) // 2]
-                if best.get(task_id) is None or med < best[task_id]:
-                    best[task_id] = med
-            known = [weights[i] * b for i, b in best.items() if b is not None]
-            est = sum(known) * 1e3
-            on_update(state["done"], est, sum(b is not None for b in best.values()),
-                      len(tasks), state)
+    name = "tvm.s_tir.tensor_intrin"
+    if target.kind.name != "llvm" or name in sys.modules:
+        return False
+    import tvm.s_tir
 
-    return Progress(), state
+    spec = importlib.util.find_spec(name)
+    pkg = importlib.util.module_from_spec(spec)
+    sys.modules[name] = pkg
+    tvm.s_tir.tensor_intrin = pkg
+    try:
+        for sub in ("x86", "arm_cpu"):
+            importlib.import_module(f"{name}.{sub}")
+    except Exception:  # noqa: BLE001 - fall back to the full registration
+        sys.modules.pop(name, None)
+        for k in [k for k in sys.modules if k.startswith(name + ".")]:
+            sys.modules.pop(k, None)
+        importlib.import_module(name)
+    return True
 
 
 def _warm_start_cost_model(cost_model, contexts, db):
@@ -168,6 +178,125 @@ def _warm_start_cost_model(cost_model, contexts, db):
     return n
 
 
+class _Loop:
+    """The tuning loop (MetaSchedule's TaskScheduler, re-done in Python for three reasons):
+
+    * every batch of candidates is measured and committed to the database before the next
+      search starts: a kill loses at most one batch (TVM's GradientBased scheduler joins no
+      result before it has dispatched one batch of *every* task, so stopping it during that
+      first round loses everything measured so far);
+    * measurements never overlap the next search (on 2 cores they would share the CPU);
+    * resume: tasks with no record go first, and the allocation afterwards starts from the
+      best latencies already recorded.
+
+    Allocation: one round over all tasks, then MetaSchedule's gradient rule (pick the task
+    with the largest weight x expected latency gain; alpha 0.2, window 3)."""
+
+    ALPHA, WINDOW = 0.2, 3
+
+    def __init__(self, contexts, weights, database, cost_model, builder, runner, per_iter,
+                 per_task_cap, existing, on_batch):
+        self.ctx, self.w = contexts, [float(x) for x in weights]
+        self.db, self.cm, self.builder, self.runner = database, cost_model, builder, runner
+        self.per_iter, self.cap = per_iter, per_task_cap
+        self.trials = [int(t["trials"]) for t in existing]          # database + this session
+        self.best = [(t["best_us"] / 1e6 if t["best_us"] else None) for t in existing]
+        self.hist = [[b] if b else [] for b in self.best]
+        self.alive = [True] * len(contexts)
+        self.on_batch = on_batch
+        self.done = 0
+        self.state = {"errors": 0, "build_errors": 0, "first_error": None}
+
+    def run(self, budget: int, stop=lambda: False):
+        for ctx in self.ctx:
+            ctx.pre_tuning(self.cap, self.per_iter, ctx.generate_design_space(), self.db,
+                           self.cm)
+        first = sorted(range(len(self.ctx)), key=lambda i: self.trials[i])
+        try:
+            for i in first:
+                if self.done >= budget or stop():
+                    return
+                self._step(i)
+            while self.done < budget and not stop():
+                i = self._pick()
+                if i is None:
+                    return
+                self._step(i)
+        finally:
+            for ctx in self.ctx:
+                ctx.post_tuning()
+
+    def _pick(self):
+        best_i, best_g = None, None
+        for i, ctx in enumerate(self.ctx):
+            if not self.alive[i] or self.trials[i] >= self.cap:
+                continue
+            h = self.hist[i]
+            if not h or h[-1] >= 1e9:
+                g = float("inf") if not h else -1.0     # never measured: go; all failed: last
+            else:
+                n = max(1, self.trials[i] / self.per_iter)
+                g1 = (h[-1 - self.WINDOW] - h[-1]) / self.WINDOW if len(h) > self.WINDOW else 0
+                g = (self.ALPHA * g1 + (1 - self.ALPHA) * h[-1] / n) * self.w[i]
+            if best_g is None or g > best_g:
+                best_i, best_g = i, g
+        return best_i
+
+    def _step(self, i: int):
+        from tvm.s_tir.meta_schedule.builder import BuilderInput
+        from tvm.s_tir.meta_schedule.database import TuningRecord
+        from tvm.s_tir.meta_schedule.runner import RunnerInput, RunnerResult
+
+        ctx = self.ctx[i]
+        if self.trials[i] >= self.cap:
+            self.alive[i] = False
+            return
+        cands = ctx.generate_measure_candidates()
+        if not cands:
+            self.alive[i] = False                     # search space exhausted
+            return
+        built = self.builder.build([BuilderInput(c.sch.mod, ctx.target) for c in cands])
+        ok = [k for k, b in enumerate(built) if b.error_msg is None]
+        dev = {"llvm": "cpu", "c": "cpu"}.get(ctx.target.kind.name, ctx.target.kind.name)
+        futures = self.runner.run([RunnerInput(built[k].artifact_path, dev, cands[k].args_info)
+                                   for k in ok])
+        results = [RunnerResult(None, b.error_msg) for b in built]
+        for k, f in zip(ok, futures):
+            results[k] = f.result()
+        ctx.notify_runner_results(cands, results)
+        wl = self.db.commit_workload(ctx.mod)
+        good_c, good_r = [], []
+        for c, b, r in zip(cands, built, results):
+            err = b.error_msg or r.error_msg
+            secs = [1e10] if err or r.run_secs is None else [float(x) for x in r.run_secs]
+            self.db.commit_tuning_record(TuningRecord(c.sch.trace, wl, secs, ctx.target,
+                                                      c.args_info))
+            if err:
+                self.state["errors"] += 1
+                self.state["build_errors"] += b.error_msg is not None
+                if self.state["first_error"] is None:
+                    self.state["first_error"] = (f"{ctx.task_name}: "
+                                                 + str(err).strip().splitlines()[0][:300])
+                continue
+            good_c.append(c)
+            good_r.append(r)
+            med = sorted(secs)[len(secs) // 2]
+            if self.best[i] is None or med < self.best[i]:
+                self.best[i] = med
+        if good_c:
+            self.cm.update(ctx, good_c, good_r)
+        for b in built:
+            if b.artifact_path:
+                shutil.rmtree(os.path.dirname(b.artifact_path), ignore_errors=True)
+        self.hist[i].append(self.best[i] if self.best[i] is not None else 1e10)
+        self.trials[i] += len(cands)
+        self.done += len(cands)
+        if self.on_batch:
+            est = sum(w * b for w, b in zip(self.w, self.best) if b is not None) * 1e3
+            self.on_batch(self.done, est, sum(b is not None for b in self.best), len(self.ctx),
+                          self.state)
+
+
 def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *,
          importer: str = "auto", spec=None, cache=None,
          on_start: Callable | None = None, on_update: Callable | None = None) -> dict:
@@ -179,46 +308,40 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     db_dir = Path(db_dir)
     db_dir.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
+    started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    # MetaSchedule logs to the console at this logger's level; keep the console for our
+    # progress (everything still goes to <db_dir>/logs/).
+    ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
+    if ms_logger.level == logging.NOTSET and not cfg.verbose:
+        ms_logger.setLevel(logging.WARNING)
     mod, used, note = core.import_model(model, (batch, *input_size), importer, spec=spec,
                                         cache=cache)
-    lowered = core.lower_for_tuning(mod, target)
-    all_tasks = core.extract_tasks(lowered, target)
+    lowered = core.lower_for_tuning(mod, target, cfg.layout)
+    tasks = core.extract_tasks(lowered, target)
     if cfg.op_names:
-        all_tasks = [t for t in all_tasks if any(o in t.task_name for o in cfg.op_names)]
-    if not all_tasks:
+        tasks = [t for t in tasks if any(o in t.task_name for o in cfg.op_names)]
+    if not tasks:
         raise core.TvmError("nothing to tune: the model lowered to no tunable TIR functions")
-    before = core.tuning_summary(db_dir, all_tasks)
+    before = core.tuning_summary(db_dir, tasks)
     remaining = cfg.trials - before["trials"]
-    n_tasks = len(all_tasks)
+    n_tasks = len(tasks)
     per_iter = cfg.trials_per_iter or max(4, min(64, remaining // max(1, n_tasks)))
     per_task_cap = cfg.max_trials_per_task or max(per_iter, math.ceil(cfg.trials / n_tasks) * 4)
-    # Tasks that already used their share are left alone on resume.
-    keep = [i for i, t in enumerate(before["per_task"]) if t["trials"] < per_task_cap]
-    tasks = [all_tasks[i] for i in keep]
     info = {"model_tasks": n_tasks, "trials_before": before["trials"], "budget": cfg.trials,
             "remaining": max(0, remaining), "trials_per_iter": per_iter,
             "max_trials_per_task": per_task_cap, "importer": used, "importer_note": note,
             "runner": f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}" if cfg.rpc_tracker else "local",
-            "database": str(db_dir), "batch_size": batch}
+            "database": str(db_dir), "batch_size": batch, "layout": cfg.layout}
     if on_start:
         on_start(info)
-    run_trials = 0
-    state = {"errors": 0, "build_errors": 0, "first_error": None}
     t_tune = time.perf_counter()
     interrupted = False
-    if remaining > 0 and tasks:
-        existing_sub = {"per_task": [before["per_task"][i] for i in keep]}
-        seen = {"n": 0}
-
-        def _update(done, est, n_tuned, n_total, st):
-            seen["n"] = done
-            if on_update:
-                on_update(done, est, n_tuned, n_total, st)
-
-        progress_cb, state = _make_progress_callback(tasks, db_dir, existing_sub, remaining,
-                                                     _update)
+    loop = None
+    if remaining > 0:
+        t_setup = time.perf_counter()
+        _light_tensor_intrin(target)
         contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
-            extracted_tasks=tasks, work_dir=str(db_dir / "logs"),
+            extracted_tasks=tasks, work_dir=str(db_dir),
             strategy=ms.search_strategy.EvolutionarySearch(population_size=cfg.population),
             num_threads=core.physical_cores(), seed=cfg.seed)
         database = ms.database.JSONDatabase(work_dir=str(db_dir))
@@ -227,33 +350,76 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             adaptive_training=True, num_tuning_cores=core.physical_cores())
         warm = _warm_start_cost_model(cost_model, contexts, database) if before["trials"] else 0
         info["cost_model_warm_start_records"] = warm
-        callbacks = list(ms.measure_callback.MeasureCallback.create("default")) + [progress_cb]
+        info["setup_s"] = round(time.perf_counter() - t_setup, 1)
+        runner = _runner(cfg)
+        loop = _Loop(contexts, weights, database, cost_model, _builder(cfg), runner,
+                     per_iter, per_task_cap, before["per_task"], on_update)
+        hit, old_handlers = _catch_interrupts()
         try:
-            ms.tune.tune_tasks(
-                tasks=contexts, task_weights=weights, work_dir=str(db_dir),
-                max_trials_global=remaining, max_trials_per_task=per_task_cap,
-                num_trials_per_iter=per_iter, builder=_builder(cfg), runner=_runner(cfg),
-                database=database, cost_model=cost_model, measure_callbacks=callbacks,
-                task_scheduler="gradient")
-        except KeyboardInterrupt:
+            loop.run(remaining, stop=lambda: hit["signal"] is not None)
+            interrupted = hit["signal"] is not None
+        except BaseException:
+            # Ctrl-C/SIGTERM inside one of MetaSchedule's Python callbacks reaches us as a
+            # bare TVM RuntimeError: the flag says whether it was an interrupt.
+            if not hit["signal"]:
+                raise
             interrupted = True
-        run_trials = seen["n"]
+        finally:
+            _restore_handlers(old_handlers)
+            pool = getattr(runner, "pool", None)   # the runner's worker processes
+            if pool is not None:
+                try:
+                    pool.shutdown(wait=False)
+                except Exception:  # noqa: BLE001
+                    pass
+    run_trials = loop.done if loop else 0
+    state = loop.state if loop else {"errors": 0, "build_errors": 0, "first_error": None}
     tuning_s = time.perf_counter() - t_tune
-    after = core.tuning_summary(db_dir, all_tasks)
-    _record_session(db_dir, {
-        "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "batch_size": batch, "budget": cfg.trials, "trials_before": before["trials"],
-        "trials_run": run_trials, "trials_after": after["trials"],
-        "tuning_s": round(tuning_s, 1), "interrupted": interrupted,
-        "runner": info["runner"], "target": core.target_dict(target),
-        "errors": state.get("errors", 0), "build_errors": state.get("build_errors", 0),
-        **core.tvm_versions()})
+    after = core.tuning_summary(db_dir, tasks)
+    if run_trials or interrupted:
+        _record_session(db_dir, {
+            "started_at": started_at, "layout": cfg.layout, "batch_size": batch,
+            "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
+            "trials_after": after["trials"], "tuning_s": round(tuning_s, 1),
+            "interrupted": interrupted, "runner": info["runner"],
+            "target": core.target_dict(target), "errors": state["errors"],
+            "build_errors": state["build_errors"], **core.tvm_versions()})
     return {**info, "trials_run": run_trials, "trials_after": after["trials"],
             "tasks_tuned": after["tasks_tuned"], "estimate_ms": after["estimate_ms"],
             "tuning_s": round(tuning_s, 1), "wall_s": round(time.perf_counter() - t_start, 1),
-            "errors": state.get("errors", 0), "build_errors": state.get("build_errors", 0),
-            "first_error": state.get("first_error"), "interrupted": interrupted,
+            "errors": state["errors"], "build_errors": state["build_errors"],
+            "first_error": state["first_error"], "interrupted": interrupted,
             "per_task": after["per_task"]}
+
+
+def _catch_interrupts():
+    """SIGINT/SIGTERM while tuning: the first one stops after the batch being measured
+    (it is committed to the database); a second one interrupts at once. Either way the
+    records already written stay (resume by running the same command)."""
+    import signal
+    import threading
+
+    hit = {"signal": None}
+    if threading.current_thread() is not threading.main_thread():
+        return hit, {}
+
+    def handler(signum, frame):  # noqa: ARG001
+        if hit["signal"] is None:
+            hit["signal"] = signum
+            print("\n[tune] stopping after the current batch (again to stop now)",
+                  file=sys.stderr, flush=True)
+            return
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    return hit, old
+
+
+def _restore_handlers(old: dict) -> None:
+    import signal
+
+    for sig, h in old.items():
+        signal.signal(sig, h)
 
 
 def _record_session(db_dir: Path, session: dict) -> None:
@@ -263,6 +429,7 @@ def _record_session(db_dir: Path, session: dict) -> None:
     meta["sessions"] = sessions
     meta["tuning_s"] = round(sum(s.get("tuning_s", 0) for s in sessions), 1)
     meta["target"] = session["target"]
+    meta["layout"] = session.get("layout", "NCHW")
     tmp = db_dir / (core.DB_META + ".part")
     tmp.write_text(json.dumps(meta, indent=1) + "\n")
     os.replace(tmp, db_dir / core.DB_META)
