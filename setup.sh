@@ -2,12 +2,12 @@
 # Sets up edgebench on a fresh Linux machine: a virtual environment at .venv/ with the suite
 # and every CPU backend (PyTorch, ONNX Runtime, TVM, JAX/Flax) plus the test tools.
 # Idempotent: running it again only installs what is missing.
-#   EDGEBENCH_EXTRAS   pip extras to install (default: cpu,dev; add tensorrt,jetson,fleet as needed)
+#   EDGEBENCH_EXTRAS   pip extras to install (default: cpu,fleet,dev; add jetson on a Jetson)
 #   EDGEBENCH_NO_APT=1 skip the optional apt packages (cross compiler for TVM Jetson export)
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
-EXTRAS=${EDGEBENCH_EXTRAS:-cpu,dev}
+EXTRAS=${EDGEBENCH_EXTRAS:-cpu,fleet,dev}
 
 if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv with $($PY --version)"

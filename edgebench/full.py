@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import uuid
-import warnings
 from pathlib import Path
 
 from . import plan as planmod
@@ -186,8 +185,7 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
                                TextColumn, TimeElapsedColumn)
 
     from . import report, runner, store, sysinfo
-    from .data import prepare
-    from .models import ModelError, data_config, resolve_weights
+    from .models import ModelError
 
     console = Console(stderr=True)
     prof = json.loads(json.dumps(PROFILES[args.profile]))
@@ -233,7 +231,9 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
             "models": models_info}
 
     def write_meta():
-        run_json.write_text(json.dumps(meta, indent=2, default=str))
+        tmp = run_json.with_suffix(".json.part")
+        tmp.write_text(json.dumps(meta, indent=2, default=str))
+        os.replace(tmp, run_json)          # a kill mid-write must not lose the run's config
 
     write_meta()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
@@ -246,36 +246,16 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
             progress.advance(overall, len(mcells) - len(todo))
             if not todo:
                 continue
-            progress.update(overall, description=f"{model}: weights")
+            progress.update(overall, description=f"{model}: weights and data")
             try:
-                if model in models_info and args.resume:
-                    weights, note = models_info[model]["weights"], models_info[model]["weights_note"]
-                else:
-                    weights, note = resolve_weights(model, args.weights, args.seed)
-            except ModelError as e:
+                model_ctx, models_info[model], warns = runner.prepare_model_context(
+                    model, images, cache, args.weights, args.seed,
+                    prior=models_info.get(model) if args.resume else None, progress=progress)
+            except (ModelError, ValueError) as e:   # weights unavailable, no readable image
                 console.print(f"[red]edgebench: error:[/] {e}")
                 return EXIT_USAGE
-            cfg = data_config(model)
-            progress.update(overall, description=f"{model}: preprocess")
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                folder = prepare(images, cfg, cache, progress=progress)
-            for w in caught:
-                console.print(f"  [yellow]warning:[/] {w.message}")
-            dmeta = json.loads((folder / "meta.json").read_text())
-            n_ready = len(dmeta["labels"])
-            if n_ready == 0:
-                console.print(f"[red]edgebench: error:[/] no readable images in {images.root}")
-                return EXIT_USAGE
-            model_ctx = {"weights": weights, "weights_note": note, "data_folder": str(folder),
-                         "mean": list(cfg["mean"]), "std": list(cfg["std"]),
-                         "parity_images": n_ready,
-                         "data_info": {"source": images.name, "n_images": n_ready,
-                                       "skipped_images": len(dmeta["skipped"]),
-                                       "preprocess": dmeta["config"]}}
-            models_info[model] = {"weights": weights, "weights_note": note,
-                                  "preprocess": {k: cfg[k] for k in cfg},
-                                  "skipped_images": dmeta["skipped"]}
+            for w in warns:
+                console.print(f"  [yellow]warning:[/] {w}")
             write_meta()
             for cell in todo:
                 progress.update(overall, description=f"{cell.model} · {cell.variant} · {cell.task}")

@@ -12,9 +12,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
-from . import store
 from .plan import REFERENCE_VARIANT, CellId
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +38,39 @@ class RunContext:
     @property
     def results_path(self) -> Path:
         return self.out / "results.jsonl"
+
+
+def prepare_model_context(model: str, images, cache: Path, weights_policy: str, seed: int,
+                          prior: dict | None = None, progress=None) -> tuple[dict, dict, list[str]]:
+    """What a model's cells share, built once per model before they run (by ``edgebench.full``
+    and by each fleet agent on its device): resolved weights, the preprocessed data folder and
+    its description. Returns (model_ctx, model_info, warnings); ``prior`` (the model's entry
+    in run.json on --resume) keeps the weights the run started with.
+    Raises ModelError (weights) or ValueError (no readable image)."""
+    from .data import prepare
+    from .models import data_config, resolve_weights
+
+    if prior and prior.get("weights"):
+        weights, note = prior["weights"], prior.get("weights_note", "")
+    else:
+        weights, note = resolve_weights(model, weights_policy, seed)
+    cfg = data_config(model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        folder = prepare(images, cfg, cache, progress=progress)
+    dmeta = json.loads((folder / "meta.json").read_text())
+    n_ready = len(dmeta["labels"])
+    if n_ready == 0:
+        raise ValueError(f"no readable images in {images.root}")
+    model_ctx = {"weights": weights, "weights_note": note, "data_folder": str(folder),
+                 "mean": list(cfg["mean"]), "std": list(cfg["std"]), "parity_images": n_ready,
+                 "data_info": {"source": images.name, "n_images": n_ready,
+                               "skipped_images": len(dmeta["skipped"]),
+                               "preprocess": dmeta["config"]}}
+    info = {"weights": weights, "weights_note": note,
+            "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
+            "skipped_images": dmeta["skipped"]}
+    return model_ctx, info, [str(w.message) for w in caught]
 
 
 def _python_for(ctx: RunContext, variant: str) -> str:

@@ -150,6 +150,7 @@ def test_sigkill_then_resume_recomputes_no_finished_cell(tmp_path, cache_dir):
     (["--variants", "onnxruntme"], "unknown variant 'onnxruntme'"),
     (["--data", "/nonexistent/imagenet"], "does not exist"),
     (["--weights", "/nonexistent/ckpt.pth"], "--weights"),
+    (["--python", "jax=/nonexistent/python"], "not an executable interpreter"),
 ])
 def test_usage_errors_exit_2_without_traceback(args, message, tmp_path):
     proc = run_cli("edgebench.full", *args, "--out", str(tmp_path / "r"))

@@ -15,12 +15,10 @@ This module imports nothing heavy at import time: the driver imports it to name 
 """
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
 import time
-import warnings
 from pathlib import Path
 
 LOG_RETURN_LIMIT = 256 * 1024     # bytes of a cell's log sent back to the driver
@@ -50,38 +48,47 @@ def undo_ray_worker_env() -> list[str]:
     return removed
 
 
-def prepare_model_context(model: str, images, cache: Path, weights_policy: str, seed: int,
-                          prior: dict | None = None, progress=None) -> tuple[dict, dict, list[str]]:
-    """What ``full.run`` builds per model before its cells run: resolved weights, the
-    preprocessed data folder and its description. Returns (model_ctx, model_info, warnings).
-    Raises ModelError (weights) or ValueError (no readable image).
+def _torch_device_here(ctx) -> str:
+    """--torch-device auto, decided on the device as edgebench.full decides it: cuda when
+    torch sees a GPU here. Asked in this process (which already imported torch through timm
+    when it resolved the data), or in the pytorch variant's own interpreter when it has one."""
+    if "pytorch" not in ctx.pythons:
+        try:
+            import torch
 
-    The same steps as edgebench/full.py's per-model block; see docs/fleet.md for the
-    proposed refactor that would let full.run call this too."""
-    from ..data import prepare
-    from ..models import data_config, resolve_weights
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        except Exception:  # noqa: BLE001 - no usable torch here: the probes will say why
+            return "cpu"
+    import subprocess
 
-    if prior and prior.get("weights"):
-        weights, note = prior["weights"], prior.get("weights_note", "")
-    else:
-        weights, note = resolve_weights(model, weights_policy, seed)
-    cfg = data_config(model)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        folder = prepare(images, cfg, cache, progress=progress)
-    dmeta = json.loads((folder / "meta.json").read_text())
-    n_ready = len(dmeta["labels"])
-    if n_ready == 0:
-        raise ValueError(f"no readable images in {images.root}")
-    model_ctx = {"weights": weights, "weights_note": note, "data_folder": str(folder),
-                 "mean": list(cfg["mean"]), "std": list(cfg["std"]), "parity_images": n_ready,
-                 "data_info": {"source": images.name, "n_images": n_ready,
-                               "skipped_images": len(dmeta["skipped"]),
-                               "preprocess": dmeta["config"]}}
-    info = {"weights": weights, "weights_note": note,
-            "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
-            "skipped_images": dmeta["skipped"]}
-    return model_ctx, info, [str(w.message) for w in caught]
+    try:
+        res = subprocess.run([ctx.pythons["pytorch"], "-c",
+                              "import torch; print(torch.cuda.is_available())"],
+                             capture_output=True, text=True, timeout=300)
+        return "cuda" if res.stdout.strip().endswith("True") else "cpu"
+    except (OSError, subprocess.SubprocessError):
+        return "cpu"
+
+
+def _edgebench_version() -> dict:
+    """Which edgebench the device runs (each device has its own checkout)."""
+    import subprocess
+    from importlib import metadata
+
+    from ..full import REPO_ROOT
+
+    out: dict = {"root": str(REPO_ROOT)}
+    try:
+        out["version"] = metadata.version("edgebench")
+    except metadata.PackageNotFoundError:
+        out["version"] = None
+    try:
+        res = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
+                             capture_output=True, text=True, timeout=10)
+        out["git_commit"] = res.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        out["git_commit"] = None
+    return out
 
 
 class DeviceAgent:
@@ -138,6 +145,7 @@ class DeviceAgent:
                 "device_state": sysinfo.device_state(), "env": sysinfo.env_flags(),
                 "env_removed_from_ray_worker": self.removed_env,
                 "ray_version": ray.__version__, "python_executable": sys.executable,
+                "edgebench": _edgebench_version(),
                 "cache_dir": str(self.cache), "workdir": str(self.workdir), "setup_error": None}
         for v, path in self.ctx.pythons.items():
             if not os.access(path, os.X_OK):
@@ -152,11 +160,18 @@ class DeviceAgent:
         if not len(images):
             info["setup_error"] = f"data: no image files found in {s.get('data')}"
             return info
+        t = time.perf_counter()
+        if self.ctx.options.get("torch_device") == "auto":
+            self.ctx.options["torch_device"] = _torch_device_here(self.ctx)
+        info["torch_device"] = self.ctx.options.get("torch_device")
+        info["hello_timings"] = {"torch_device_s": round(time.perf_counter() - t, 3)}
         self.images = images.limit(self.ctx.prof["max_images"] if s.get("data") else None)
         info["data"] = {"source": self.images.name, "root": self.images.root,
                         "layout": self.images.layout, "n_images": len(self.images),
                         "license": self.images.license}
+        t = time.perf_counter()
         self.probes = runner.probe_variants(s["variants"], self.ctx, self.workdir / "logs")
+        info["hello_timings"]["probe_s"] = round(time.perf_counter() - t, 3)
         info["variants"] = self.probes
         info["converter_import_errors"] = converters.broken()
         return info
@@ -169,6 +184,8 @@ class DeviceAgent:
 
         undo_ray_worker_env()
         t = time.perf_counter()
+        from ..runner import prepare_model_context
+
         try:
             ctx, info, warns = prepare_model_context(
                 model, self.images, self.cache, self.settings["weights"], self.settings["seed"],

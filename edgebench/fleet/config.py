@@ -125,7 +125,11 @@ def _defaults() -> tuple[dict, dict]:
     from ..full import _variant_options, build_parser
 
     ns = build_parser().parse_args([])
-    return _variant_options(ns), {"fp32_atol": ns.parity_atol, "fp32_min_top1": ns.parity_min_top1,
+    # "auto" devices (torch_device) are resolved on each device by its agent, not here.
+    raw_device, ns.torch_device = ns.torch_device, "cpu"
+    options = _variant_options(ns)
+    options["torch_device"] = raw_device
+    return options, {"fp32_atol": ns.parity_atol, "fp32_min_top1": ns.parity_min_top1,
                                   "reduced_min_top1": ns.parity_reduced_min_top1,
                                   "reduced_min_top5": ns.parity_reduced_min_top5}
 
@@ -185,7 +189,11 @@ def validate(raw: dict, source: str = "") -> FleetConfig:
         if s.get("max_images"):
             prof["max_images"] = s["max_images"]
         options = dict(option_defaults)
+        if "profile" in options:   # variants may scale their own costs by the profile
+            options["profile"] = profile
         for k, v in (s.get("options") or {}).items():
+            if k == "profile":
+                raise ConfigError(f"{where}: set 'profile', not options.profile")
             if k not in option_defaults:
                 raise ConfigError(f"{where}: unknown variant option '{k}'; known: "
                                   f"{', '.join(sorted(option_defaults))}")

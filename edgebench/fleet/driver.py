@@ -26,10 +26,13 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 import time
 import uuid
 from pathlib import Path
+
+from rich.markup import escape
 
 from .. import store
 from .config import Device, FleetConfig
@@ -45,8 +48,17 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _last_line(e: BaseException, limit: int = 400) -> str:
+    """The exception line at the end of a traceback Ray forwards as text."""
+    lines = [ln.strip() for ln in _ANSI.sub("", str(e)).splitlines() if ln.strip()]
+    return (lines[-1] if lines else type(e).__name__)[:limit]
+
+
 def _first_line(e: BaseException | str, limit: int = 400) -> str:
-    text = str(e).strip()
+    text = _ANSI.sub("", str(e)).strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     # Ray's ActorDiedError puts the cause on a later line ("The actor died because ...").
     why = next((ln for ln in lines if "died because" in ln or "node" in ln.lower() and "died" in ln),
@@ -67,6 +79,8 @@ class _Dev:
     node: dict | None = None
     device: dict | None = None
     reason: str = ""
+    t_call: float = 0.0
+    timings: dict = dataclasses.field(default_factory=lambda: {"prepare_s": {}, "cells": {}})
 
     @property
     def id(self) -> str:
@@ -100,7 +114,10 @@ class Driver:
 
     # ------------------------------------------------------------------ records
     def write_meta(self) -> None:
-        (self.out / "run.json").write_text(json.dumps(self.meta, indent=2, default=str))
+        path = self.out / "run.json"
+        tmp = path.with_suffix(".json.part")
+        tmp.write_text(json.dumps(self.meta, indent=2, default=str))
+        os.replace(tmp, path)             # a crash mid-write must not lose the run's config
 
     def _weights_of(self, d: _Dev, model: str) -> tuple[str, str]:
         info = self.meta["devices"][d.id]["models"].get(model)
@@ -113,7 +130,8 @@ class Driver:
         weights, note = self._weights_of(d, cell.model)
         rec = {"run_id": self.run_id, "model": cell.model, "variant": cell.variant, "task": cell.task,
                "status": status, "reason": reason,
-               "device": d.device or {"kind": "unknown", "name": d.id}, "device_id": d.id,
+               "device": d.device or self.meta["devices"][d.id].get("device")
+               or {"kind": "unknown", "name": d.id}, "device_id": d.id,
                "weights": weights, "weights_note": note, "data": None,
                "profile": d.spec.settings["profile"], "started_at": _now(), "wall_s": 0.0,
                "memory_mb": None, "power_w": None,
@@ -124,8 +142,6 @@ class Driver:
         return rec
 
     def _emit(self, d: _Dev, rec: dict, log: str = "") -> None:
-        from rich.markup import escape
-
         from ..report import one_line
 
         store.append(self.results, rec)
@@ -174,8 +190,6 @@ class Driver:
         d.actor, d.ref, d.step, d.deadline = None, None, None, math.inf
 
     def _lost(self, d: _Dev, why: str) -> None:
-        from rich.markup import escape
-
         self.console.print(f"[red]device {d.id} lost[/]: " + escape(why))
         reason = f"device {d.id} lost: {why}"
         if d.step and d.step[0] == "cell":
@@ -199,7 +213,8 @@ class Driver:
                                 max_task_retries=0).remote(
             d.id, self.run_id, d.spec.settings, d.spec.resource, prior, prior_models)
         d.step, d.ref = ("ping", None), d.actor.ping.remote()
-        d.deadline = time.monotonic() + self.device_wait + PING_SLACK_S
+        d.t_call = time.monotonic()
+        d.deadline = d.t_call + self.device_wait + PING_SLACK_S
         d.state = "starting"
 
     def _next(self, d: _Dev) -> None:
@@ -210,7 +225,7 @@ class Driver:
             return
         kind, x = d.steps.pop(0)
         d.step = (kind, x)
-        now = time.monotonic()
+        now = d.t_call = time.monotonic()
         if kind == "prepare":
             d.ref = d.actor.prepare.remote(x)
             d.deadline = now + PREPARE_DEADLINE_S
@@ -224,10 +239,11 @@ class Driver:
         from ray.exceptions import RayError, RayTaskError
 
         kind, x = d.step
+        call_s = round(time.monotonic() - d.t_call, 3)
         try:
             val = ray.get(d.ref)
         except RayTaskError as e:            # the agent's own code raised; the agent lives on
-            why = _first_line(e.cause if getattr(e, "cause", None) else e)
+            why = _last_line(e)
             if kind == "cell":
                 self._emit(d, self._record(d, x, "failed", f"fleet agent error: {why}"))
                 d.step = None
@@ -243,24 +259,36 @@ class Driver:
                 self._set_status(d, "setup-failed", why)
             return
         except RayError as e:                # actor or node died, or unreachable
-            self._lost(d, _first_line(e))
+            if kind == "ping" and "creation task" in str(e):   # the agent's __init__ raised
+                why = _last_line(e)
+                d.step = None
+                self._close_cells(d, "failed", f"device {d.id} setup failed: {why}")
+                self._release(d)
+                self._set_status(d, "setup-failed", why)
+            else:
+                self._lost(d, _first_line(e))
             return
         entry = self.meta["devices"][d.id]
+        entry["timings"] = d.timings
         if kind == "ping":
+            d.timings["agent_start_s"] = call_s
             d.node = val
             entry["node"] = val
             self.console.print(f"device {d.id}: agent on node {val['node_id'][:12]} "
                                f"({val['hostname']}, {val['node_ip']})", highlight=False)
             d.step, d.ref, d.state = ("hello", None), d.actor.hello.remote(), "hello"
-            d.deadline = time.monotonic() + HELLO_DEADLINE_S
+            d.t_call = time.monotonic()
+            d.deadline = d.t_call + HELLO_DEADLINE_S
         elif kind == "hello":
+            d.timings["hello_s"] = call_s
             d.device = val.get("device")
             entry.update({k: v for k, v in val.items() if k != "setup_error"})
             d.state = "running"
             entry["status"] = "running"
             for v, pr in (val.get("variants") or {}).items():
                 if not pr["ok"]:
-                    self.console.print(f"  [yellow]{d.id}: variant {v} cannot run here[/]: {pr['reason']}")
+                    self.console.print(f"  [yellow]{d.id}: variant {v} cannot run here[/]: "
+                                       + escape(pr["reason"]))
             if val.get("setup_error"):
                 d.step = None
                 self._close_cells(d, "failed", f"device {d.id} setup failed: {val['setup_error']}")
@@ -271,6 +299,7 @@ class Driver:
             d.step = None
             self._next(d)
         elif kind == "prepare":
+            d.timings["prepare_s"][x] = call_s
             d.step = None
             if "error" in val:
                 self._close_cells(d, "failed", f"preparing {x} on device {d.id} failed: {val['error']}",
@@ -278,12 +307,14 @@ class Driver:
             else:
                 entry["models"][x] = val["model_info"]
                 for w in val.get("warnings", []):
-                    self.console.print(f"  [yellow]{d.id} warning:[/] {w}")
+                    self.console.print(f"  [yellow]{d.id} warning:[/] " + escape(w))
                 self.write_meta()
             self._next(d)
         else:
             rec = val["record"]
             rec["device_id"] = d.id
+            # call_s - wall_s: what the fleet layer (Ray call, agent, worker start) adds to a cell
+            d.timings["cells"][x.slug()] = {"call_s": call_s, "cell_wall_s": rec.get("wall_s")}
             self._emit(d, rec, val.get("log", ""))
             d.step = None
             self._next(d)
@@ -303,7 +334,7 @@ class Driver:
                     elif now - t0 >= self.device_wait:
                         why = (f"no live Ray node has resource {d.spec.resource} "
                                f"(waited {self.device_wait:g} s)")
-                        self.console.print(f"[yellow]device {d.id} absent[/]: {why}")
+                        self.console.print(f"[yellow]device {d.id} absent[/]: " + escape(why))
                         self._close_cells(d, "skipped", f"device absent: {why}")
                         self._set_status(d, "absent", why)
             busy = [d for d in self.devs if d.ref is not None]
@@ -321,7 +352,7 @@ class Driver:
                     if d.state == "starting":
                         why = (f"resource {d.spec.resource} exists but the agent did not start "
                                f"within {self.device_wait + PING_SLACK_S:g} s (held by another run?)")
-                        self.console.print(f"[yellow]device {d.id} absent[/]: {why}")
+                        self.console.print(f"[yellow]device {d.id} absent[/]: " + escape(why))
                         d.step = None
                         self._close_cells(d, "skipped", f"device absent: {why}")
                         self._release(d)
@@ -371,7 +402,10 @@ def connect(address: str | None, local_resources: dict[str, float]) -> dict:
             raise UsageError(f"--address {address}: cannot join the Ray cluster: "
                              f"{_first_line(e)}") from None
     else:
-        ray.init(num_cpus=os.cpu_count() or 1, resources=local_resources, include_dashboard=False,
+        # "local": a new cluster even when RAY_ADDRESS is set or `ray start` left one running
+        # here (ray.init() without an address would join that one instead).
+        ray.init(address="local", num_cpus=os.cpu_count() or 1, resources=local_resources,
+                 include_dashboard=False,
                  _node_ip_address="127.0.0.1", object_store_memory=LOCAL_OBJECT_STORE,
                  logging_level=logging.WARNING)
     return {"version": ray.__version__, "address": address or "local",
@@ -409,17 +443,24 @@ def run(args, fcfg: FleetConfig, prior_meta: dict, console) -> int:
     try:
         meta["ray"]["nodes_at_start"] = nodes_summary()
         driver.write_meta()
+        t = time.perf_counter()
         driver.loop()
+        session["loop_s"] = round(time.perf_counter() - t, 3)
         meta["ray"]["nodes_at_end"] = nodes_summary()
     finally:
         driver.release_all()
         session["finished_at"] = _now()
         session["devices"] = {d.id: d.state for d in driver.devs}
         meta["finished_at"] = session["finished_at"]
-        driver.write_meta()
+        t = time.perf_counter()
         ray.shutdown()
+        session["disconnect_s"] = round(time.perf_counter() - t, 3)
+        driver.write_meta()
     records = store.read(out / "results.jsonl")
+    t = time.perf_counter()
     fleet_report.write_all(out, records, meta)
+    session["report_s"] = round(time.perf_counter() - t, 3)
+    driver.write_meta()
     planned = {(d.id, c.model, c.variant, c.task) for d in fcfg.devices.values() for c in d.cells}
     failed = any(r["status"] in ("failed", "timeout")
                  for k, r in store.latest(records).items() if k in planned)
