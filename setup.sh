@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up edgebench on a fresh Linux machine: a virtual environment at .venv/ with the suite
-# and every CPU backend (PyTorch, ONNX Runtime, TVM, JAX/Flax) plus the test tools.
+# and every CPU backend (PyTorch, ONNX Runtime, TVM, JAX/Flax), Ray (fleet runs) and the test tools.
 # Idempotent: running it again only installs what is missing.
 #   EDGEBENCH_EXTRAS   pip extras to install (default: cpu,fleet,dev; add jetson on a Jetson)
 #   EDGEBENCH_NO_APT=1 skip the optional apt packages (cross compiler for TVM Jetson export)

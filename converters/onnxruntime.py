@@ -112,6 +112,8 @@ def _requested(options: dict | None) -> list[str]:
 
 
 def session_options(threads: int | None = None):
+    """CPU inference as an expert sets it: every graph optimisation, one sequential stream,
+    intra-op threads = physical cores (SMT siblings only contend for the same FMA units)."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -120,6 +122,14 @@ def session_options(threads: int | None = None):
     so.intra_op_num_threads = threads or _physical_cores()
     so.inter_op_num_threads = 1
     return so
+
+
+def describe_session_options(so) -> dict:
+    """The options a session was made with, for run.json and every record."""
+    return {"graph_optimization_level": so.graph_optimization_level.name,
+            "execution_mode": so.execution_mode.name,
+            "intra_op_num_threads": so.intra_op_num_threads,
+            "inter_op_num_threads": so.inter_op_num_threads}
 
 
 class OrtPredictor(Predictor):
@@ -191,7 +201,9 @@ class OnnxRuntimeConverter(Converter):
                 f"requested execution provider(s) {', '.join(missing)} not in this onnxruntime "
                 f"build ({ort.__version__}, has: {', '.join(ort.get_available_providers())})",
                 **self.versions())
-        return Availability.yes(**self.versions())
+        # Into run.json (variants.onnxruntime.versions): the session options cells will use.
+        so = describe_session_options(session_options((options or {}).get("ort_threads")))
+        return Availability.yes(**self.versions(), providers=req, session_options=so)
 
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
         art = export_onnx(spec, cache)
@@ -209,8 +221,6 @@ class OnnxRuntimeConverter(Converter):
             # ORT fell back silently: a CPU figure must not be labelled with another provider.
             raise SkipVariant(f"requested {req[0]} but the session runs on {', '.join(got)}")
         device = "cuda" if got[0] in ("CUDAExecutionProvider", "TensorrtExecutionProvider") else "cpu"
-        meta = {"providers": got, "graph_optimization_level": "ORT_ENABLE_ALL",
-                "execution_mode": "ORT_SEQUENTIAL", "intra_op_num_threads": so.intra_op_num_threads,
-                "inter_op_num_threads": so.inter_op_num_threads, "io_binding": device == "cuda",
+        meta = {"providers": got, **describe_session_options(so), "io_binding": device == "cuda",
                 **artifact.meta}
         return OrtPredictor(sess, device, meta)

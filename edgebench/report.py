@@ -11,7 +11,7 @@ from . import store
 
 SUMMARY_COLUMNS = [
     "model", "variant", "device", "weights", "equivalent",
-    "parity_status", "top1_agreement", "top5_agreement", "max_abs_diff", "cosine_min",
+    "parity_status", "top1_agreement", "top5_agreement", "max_abs_diff", "max_rel_diff", "cosine_min",
     "accuracy_status", "top1", "top5", "n_images", "accuracy_samples_per_s",
     "latency_status", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_ci95_low",
     "latency_ci95_high", "cold_start_ms", "speedup_p50_vs_pytorch",
@@ -77,6 +77,7 @@ def summary_rows(records: list[dict]) -> list[dict]:
             "weights": any_rec.get("weights"), "equivalent": equivalent,
             "parity_status": par.get("status"), "top1_agreement": par.get("top1_agreement"),
             "top5_agreement": par.get("top5_agreement"), "max_abs_diff": par.get("max_abs_diff"),
+            "max_rel_diff": par.get("max_rel_diff"),
             "cosine_min": par.get("cosine_min"),
             "accuracy_status": acc.get("status"), "top1": acc.get("top1"), "top5": acc.get("top5"),
             "n_images": acc.get("n_images"), "accuracy_samples_per_s": acc.get("samples_per_s"),
@@ -122,6 +123,13 @@ def _warnings(records: list[dict], meta: dict) -> list[str]:
                 out.append(f"{r['model']} / {r['variant']}: the reference predicts only "
                            f"{r['ref_distinct_classes']} distinct classes on these images, so "
                            "top-1 agreement says little; judge parity by the logit error.")
+            scale = r.get("ref_logit_absmax")
+            atol = (meta.get("config") or {}).get("parity_atol") or 1e-3
+            if scale is not None and scale < 100 * atol:
+                out.append(f"{r['model']} / {r['variant']}: the reference logits are small "
+                           f"(max |logit| {scale:.3g}), so the absolute tolerance {atol:g} is "
+                           f"loose here; the relative error max|d|/max|logit| is "
+                           f"{r['max_abs_diff'] / max(scale, 1e-30):.2e}.")
             if r["status"] == "failed":
                 out.append(f"**{r['model']} / {r['variant']} failed parity** ({r.get('criterion')}): "
                            "its accuracy and speed figures come from a non-equivalent model.")
@@ -150,8 +158,11 @@ def _paper_section(rows: list[dict], meta: dict) -> str:
     lines = []
     for r in rows:
         for fig in paper_figures(r["model"], r["variant"]):
-            ours = {"top1": r["top1"], "latency_per_sample": r["latency_p50_ms"],
-                    "max_throughput": r["max_samples_per_s"]}.get(fig["metric"])
+            peak = r.get("peak_rss_mb")
+            ours = {"top1": r["top1"], "top5": r["top5"], "latency_per_sample": r["latency_p50_ms"],
+                    "max_throughput": r["max_samples_per_s"], "power": r["power_mean_w"],
+                    "system_memory": peak / 1024 if peak is not None else None,
+                    }.get(fig["metric"])
             bound = {"lower": "over ", "upper": "under "}.get(fig.get("bound"), "")
             approx = "about " if fig.get("approximate") else ""
             study = f"{bound}{approx}{fig.get('value_text') or fig.get('value')} {fig['unit']}"
@@ -187,7 +198,8 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
         tab = []
         for r in (x for x in rows if x["model"] == model):
             eq = {True: "yes", False: "**NO**", None: "–"}[r["equivalent"]]
-            par = (f"{r['parity_status']}: top-1 agree {_f(r['top1_agreement'], 3)}, max abs diff {_f(r['max_abs_diff'])}"
+            rel = f" (rel {_f(r['max_rel_diff'])})" if r.get("max_rel_diff") is not None else ""
+            par = (f"{r['parity_status']}: top-1 agree {_f(r['top1_agreement'], 3)}, max abs diff {_f(r['max_abs_diff'])}{rel}"
                    if r["max_abs_diff"] is not None else (r["parity_status"] or "–"))
             tab.append([r["variant"], eq, par, _f(r["top1"]), _f(r["top5"]), _f(r["latency_p50_ms"]),
                         _f(r["latency_p99_ms"]), _f(r["speedup_p50_vs_pytorch"]), _f(r["cold_start_ms"], 1),

@@ -44,6 +44,9 @@ def test_full_run_writes_every_output(e2e):
         assert (out / f).is_file(), f
     run = json.loads((out / "run.json").read_text())
     assert run["variants"]["onnxruntime"]["versions"]["onnxruntime"]
+    so = run["variants"]["onnxruntime"]["versions"]["session_options"]
+    assert so["graph_optimization_level"] == "ORT_ENABLE_ALL"
+    assert so["intra_op_num_threads"] == run["machine"]["cores_physical"]
     assert run["machine"]["cores_physical"] >= 1
     report = (out / "report.md").read_text()
     assert "Random weights" in report and "random-seed-0" in report

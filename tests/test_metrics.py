@@ -27,6 +27,7 @@ def test_parity_figures():
     assert p["max_abs_diff"] == pytest.approx(2.5)
     assert p["mean_abs_diff"] == pytest.approx(2.5 / 14)
     assert p["cosine_min"] < 1.0 and p["ref_distinct_classes"] == 2
+    assert p["ref_logit_absmax"] == 5.0 and p["max_rel_diff"] == pytest.approx(2.5 / 5.0)
     th = {"fp32_atol": 1e-3, "fp32_min_top1": 1.0, "reduced_min_top1": 0.5, "reduced_min_top5": 0.5}
     assert metrics.parity_verdict(p, "fp32", th)[0] is False
     assert metrics.parity_verdict(p, "fp16", th)[0] is True

@@ -24,7 +24,8 @@ RECORDS = [
     rec("pytorch", "latency", latency_ms=lat(20.0), n=30, cold_start_ms=50.0, convert_s=0.1),
     rec("onnxruntime", "parity", status="failed", reason="parity failed", top1_agreement=0.5,
         top5_agreement=0.5, max_abs_diff=0.3, mean_abs_diff=0.1, cosine_min=0.9,
-        ref_distinct_classes=2, criterion="fp32: max_abs_diff 0.3 (<= 0.001)"),
+        ref_distinct_classes=2, criterion="fp32: max_abs_diff 0.3 (<= 0.001)",
+        ref_logit_absmax=0.05, max_rel_diff=6.0),
     rec("onnxruntime", "latency", latency_ms=lat(5.0), n=100, cold_start_ms=9.0, equivalent=False),
     rec("onnxruntime", "latency", latency_ms=lat(4.0), n=100, cold_start_ms=9.0, equivalent=False),
 ]
@@ -45,6 +46,8 @@ def test_markdown_warns_and_keeps_tables_intact(tmp_path):
     md = (tmp_path / "report.md").read_text()
     assert "failed parity" in md and "non-equivalent" in md
     assert "only 2 distinct classes" in md and "Random weights" in md
+    assert "reference logits are small (max |logit| 0.05)" in md and "6.00e+00" in md
+    assert "max abs diff 0.3 (rel 6.00)" in md
     table = [ln for ln in md.splitlines() if ln.startswith("| onnxruntime")][0]
     header = [ln for ln in md.splitlines() if ln.startswith("| variant")][0]
     assert table.count("|") == header.count("|")                 # no stray pipes in cells
@@ -52,3 +55,24 @@ def test_markdown_warns_and_keeps_tables_intact(tmp_path):
         rows = list(csv.DictReader(f))
     assert {r["variant"] for r in rows} == {"pytorch", "onnxruntime"}
     assert (tmp_path / "plots" / "latency.png").is_file()
+
+
+def test_study_figures_beside_ours_only_on_an_agx_orin(tmp_path):
+    recs = [rec("tensorrt-fp16", "latency", model="resnet152", latency_ms=lat(2.5), n=100,
+                power_w={"mean": 27.5, "idle": 8.0}),
+            rec("tensorrt-fp16", "throughput", model="resnet152", best_batch=64,
+                samples_per_s=812.0, by_batch=[])]
+    meta = {"run_id": "x", "models": {}, "data": {"source": "sample", "n_images": 16},
+            "variants": {}, "device_state": {"board_model": "NVIDIA Jetson AGX Orin Developer Kit"}}
+    report.write_all(tmp_path, recs, meta)
+    md = (tmp_path / "report.md").read_text()
+    assert "## Beside the study" in md
+    section = md.split("## Beside the study", 1)[1]
+    lat_row = next(ln for ln in section.splitlines() if "| latency_per_sample |" in ln)
+    assert "2.28 ms" in lat_row and "| 2.50 |" in lat_row        # the study's figure, then ours
+    power_row = next(ln for ln in section.splitlines() if "| power |" in ln)
+    assert "28.3" in power_row and "| 27.50 |" in power_row
+    # Any other board: no study column (its figures are the AGX Orin's alone).
+    meta["device_state"] = {"board_model": "NVIDIA Jetson Orin Nano Developer Kit"}
+    report.write_all(tmp_path, recs, meta)
+    assert "Beside the study" not in (tmp_path / "report.md").read_text()
