@@ -75,8 +75,12 @@ def main() -> None:
             eb.append(edgebench_round(args.model, td / f"r{i}", cache, args.seconds)["p50"])
             print(f"round {i + 1}: plain p50 {plain[-1]:.3f} ms, edgebench p50 {eb[-1]:.3f} ms")
     p, e = statistics.median(plain), statistics.median(eb)
+    # On a shared VM a fresh process's p50 can land in a slow or a fast mode (seen here:
+    # 2.3 vs 4.2 ms for the same loop): the quartiles show how wide that spread is.
+    q = lambda v: " / ".join(f"{x:.3f}" for x in statistics.quantiles(v, n=4))  # noqa: E731
     print(f"{args.model} ORT CPU batch 1: plain loop p50 {p:.3f} ms, edgebench p50 {e:.3f} ms, "
-          f"ratio {e / p:.4f} ({(e / p - 1) * 100:+.2f}%)")
+          f"ratio {e / p:.4f} ({(e / p - 1) * 100:+.2f}%); quartiles of the rounds' p50: "
+          f"plain {q(plain)}, edgebench {q(eb)}")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def print_table(records: list[dict]) -> None:
 
     t = Table(title="Parity against PyTorch FP32")
     for col in ("model", "variant", "status", "images", "top1 agree", "top5 agree",
-                "max |Δ|", "mean |Δ|", "cosine min", "ref classes", "note"):
+                "max |Δ|", "max |Δ| / max |ref|", "mean |Δ|", "cosine min", "ref classes", "note"):
         t.add_column(col, justify="right" if col not in ("model", "variant", "status", "note") else "left")
     for r in store.latest(records).values():
         if r["task"] != "parity":
@@ -44,11 +44,13 @@ def print_table(records: list[dict]) -> None:
         if "max_abs_diff" in r:
             t.add_row(r["model"], r["variant"], r["status"], str(r["n_images"]),
                       f"{r['top1_agreement']:.4f}", f"{r['top5_agreement']:.4f}",
-                      f"{r['max_abs_diff']:.2e}", f"{r['mean_abs_diff']:.2e}",
+                      f"{r['max_abs_diff']:.2e}",
+                      f"{r['max_rel_diff']:.2e}" if r.get("max_rel_diff") is not None else "",
+                      f"{r['mean_abs_diff']:.2e}",
                       f"{r['cosine_min']:.6f}", str(r["ref_distinct_classes"]),
                       r.get("criterion", "") if r["status"] == "failed" else "")
         else:
-            t.add_row(r["model"], r["variant"], r["status"], *[""] * 7, (r.get("reason") or "")[:80])
+            t.add_row(r["model"], r["variant"], r["status"], *[""] * 8, (r.get("reason") or "")[:80])
     console = Console()
     if not console.is_terminal:
         console = Console(width=180)  # piped: don't squeeze the columns to 80

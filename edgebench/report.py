@@ -65,10 +65,15 @@ def summary_rows(records: list[dict]) -> list[dict]:
         ref_lat = cells.get((dev, m, "pytorch"), {}).get("latency", {})
         p50 = (lat.get("latency_ms") or {}).get("p50") if lat.get("status") in ("ok", "partial") else None
         ref_p50 = (ref_lat.get("latency_ms") or {}).get("p50") if ref_lat.get("status") in ("ok", "partial") else None
-        peak = [r["memory_mb"]["peak"] for r in tasks.values() if r.get("memory_mb")]
-        delta = [r["memory_mb"]["delta"] for r in tasks.values() if r.get("memory_mb")]
-        reasons = "; ".join(f"{t}: {r['reason']}" for t, r in tasks.items()
-                            if r.get("reason") and r["status"] != "ok")
+        # Memory of cells that ran: a skipped cell's worker never loaded the model.
+        ran = [r for r in tasks.values() if r.get("memory_mb") and r["status"] in ("ok", "partial")]
+        peak = [r["memory_mb"]["peak"] for r in ran]
+        delta = [r["memory_mb"]["delta"] for r in ran]
+        by_reason: dict[str, list[str]] = {}
+        for t, r in tasks.items():
+            if r.get("reason") and r["status"] != "ok":
+                by_reason.setdefault(r["reason"], []).append(t)
+        reasons = "; ".join(f"{', '.join(ts)}: {why}" for why, ts in by_reason.items())
         conv = [r.get("convert_s") for r in tasks.values() if r.get("convert_s") is not None]
         equivalent = next((r.get("equivalent") for r in tasks.values() if "equivalent" in r), None)
         pw = (lat.get("power_w") or {}).get("mean") if lat.get("power_w") else None
@@ -173,6 +178,18 @@ def _paper_section(rows: list[dict], meta: dict) -> str:
             _md_table(["model", "variant", "metric", "study", "this run", "note"], lines) + "\n")
 
 
+def _weights_line(models: dict) -> str:
+    """Models grouped by the weights they ran with (and why), most models first."""
+    groups: dict[tuple, list[str]] = {}
+    for name, info in models.items():
+        groups.setdefault((info.get("weights"), info.get("weights_note")), []).append(name)
+    parts = []
+    for (weights, note), names in groups.items():
+        who = f"all {len(names)} models" if len(groups) == 1 and len(names) > 1 else ", ".join(names)
+        parts.append(f"{weights} for {who}" + (f" ({note})" if note else ""))
+    return "; ".join(parts) or "–"
+
+
 def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict, plots: list[str]) -> None:
     m = meta.get("machine", {})
     dev = meta.get("device", {})
@@ -181,8 +198,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
                  f"cores, {m.get('memory_total_mb')} MB), {m.get('os_release')}, Python {m.get('python')}")
     lines.append(f"- Profile: {meta.get('config', {}).get('profile')}; data: "
                  f"{meta.get('data', {}).get('source')} ({meta.get('data', {}).get('n_images')} images)")
-    lines.append("- Weights: " + "; ".join(f"{k}: {v.get('weights')} ({v.get('weights_note')})"
-                                           for k, v in meta.get("models", {}).items()))
+    lines.append("- Weights: " + _weights_line(meta.get("models", {})))
     lines.append("- Timing boundary: host NCHW float32 in -> host logits out; copies and "
                  "synchronisation inside the timed region, the same for every variant.")
     vs = meta.get("variants", {})
