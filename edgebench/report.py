@@ -65,8 +65,10 @@ def summary_rows(records: list[dict]) -> list[dict]:
         ref_lat = cells.get((dev, m, "pytorch"), {}).get("latency", {})
         p50 = (lat.get("latency_ms") or {}).get("p50") if lat.get("status") in ("ok", "partial") else None
         ref_p50 = (ref_lat.get("latency_ms") or {}).get("p50") if ref_lat.get("status") in ("ok", "partial") else None
-        # Memory of cells that ran: a skipped cell's worker never loaded the model.
-        ran = [r for r in tasks.values() if r.get("memory_mb") and r["status"] in ("ok", "partial")]
+        # Memory of the measuring tasks that ran: a parity or convert cell may also hold the
+        # PyTorch reference or the exporter's model, and a skipped cell never loaded anything.
+        ran = [r for t, r in tasks.items() if t in ("accuracy", "latency", "throughput")
+               and r.get("memory_mb") and r["status"] in ("ok", "partial")]
         peak = [r["memory_mb"]["peak"] for r in ran]
         delta = [r["memory_mb"]["delta"] for r in ran]
         by_reason: dict[str, list[str]] = {}
