@@ -7,8 +7,9 @@ start-up and shutdown: that is what a user pays for a one-device fleet run. Roun
 (full, fleet, full, fleet, ...) so drift on a shared machine hits both alike, and the
 artifact/data cache is warmed first, so neither side pays for the first export.
 
-The fleet run's run.json also splits its own time (agent start, hello, prepare, per cell:
-Ray call time minus the cell's own wall_s), printed as "per-cell overhead".
+The fleet run's run.json also splits its own time; printed per cell: the Ray call's time
+minus the worker's own wall_s. That part includes the cell worker's process start and imports,
+which edgebench.full pays as well, so it is an upper bound on the per-cell cost of Ray.
 
     .venv/bin/python benchmarks/fleet_overhead.py [--model mobilenetv2_100] [--rounds 3]
 """
@@ -76,12 +77,12 @@ def main() -> None:
             extra = [c["call_s"] - c["cell_wall_s"] for c in cells if c.get("cell_wall_s") is not None]
             per_cell.append(statistics.median(extra) if extra else float("nan"))
             print(f"round {i + 1}: full {fulls[-1]:.2f} s, fleet {fleets[-1]:.2f} s, "
-                  f"fleet per-cell overhead (Ray call - cell wall) median {per_cell[-1]:.3f} s")
+                  f"per cell, Ray call - worker wall_s (worker start included) median {per_cell[-1]:.3f} s")
     f, g = statistics.median(fulls), statistics.median(fleets)
     n_cells = len(args.variants) * len(args.tasks)
     print(f"{args.model} {' '.join(args.variants)} x {' '.join(args.tasks)} ({n_cells} cells): "
           f"edgebench.full {f:.2f} s, edgebench.fleet (local one-node Ray) {g:.2f} s, "
-          f"ratio {g / f:.3f} (+{g - f:.2f} s); per-cell overhead median "
+          f"ratio {g / f:.3f} (+{g - f:.2f} s); per cell, Ray call - worker wall_s median "
           f"{statistics.median(per_cell):.3f} s")
 
 
