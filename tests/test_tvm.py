@@ -286,13 +286,13 @@ def test_rpc_tuning_on_loopback(rpc_tracker, tmp_path):
     assert len(recs) == 4
     ok = [rec for rec in recs if min(float(t) for t in rec[1][1]) < 1e9]
     assert ok, f"no candidate ran over RPC: {s['tuning']['first_error']}"
-    # A key nobody registered: a clear error within seconds (exit 2), nothing tuned.
-    t = time.time()
+    # A key nobody registered: a clear error (exit 2), nothing tuned. No timing assertion:
+    # a tool that waited for the key would hit _cli's timeout and fail the test that way.
     r = _cli("--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
              "--tuning-dir", str(tmp_path / "rpc2"), "--trials", "4", "--rpc-tracker",
              rpc_tracker, "--rpc-key", "no-such-device", "--no-progress", timeout=120)
     assert r.returncode == 2 and "no-such-device" in r.stderr and "eb-loopback" in r.stderr
-    assert time.time() - t < 60
+    assert not (tmp_path / "rpc2").exists() or not list((tmp_path / "rpc2").rglob("database_tuning_record.json"))
 
 
 # ----------------------------------------------------------------------------- export
