@@ -154,7 +154,9 @@ def run_cell(cell: Cell) -> dict:
                  "task": cell.task, "status": "failed", "reason": "", "device": cell.device,
                  "device_id": cell.device_id, "weights": cell.weights,
                  "weights_note": cell.weights_note, "data": cell.data_info,
-                 "profile": cell.profile, "started_at": started}
+                 "profile": cell.profile, "started_at": started,
+                 # The interpreter this cell ran in (a variant may have its own: --python).
+                 "python": {"executable": sys.executable, "version": sys.version.split()[0]}}
     device_state, device_memory = _device_hooks(cell.device)
     monitor = Monitor(interval_s=cell.prof.get("sample_interval_s", 0.1),
                       device_state=device_state, device_memory=device_memory).start()

@@ -162,6 +162,27 @@ def test_usage_errors_exit_2_without_traceback(args, message, tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_variant_runs_in_the_interpreter_given_by_python(tmp_path, cache_dir):
+    """--python VARIANT=PATH: that variant's probe and cells run in PATH (here a wrapper
+    that logs each call, then runs this interpreter); the other variants do not."""
+    marker = tmp_path / "calls.log"
+    wrapper = tmp_path / "alt-python"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{marker}"\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    out = tmp_path / "r"
+    proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "onnxruntime",
+                   "--tasks", "latency", "--weights", "random", "--python",
+                   f"onnxruntime={wrapper}", "--out", str(out), "--cache-dir", str(cache_dir))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    calls = marker.read_text().splitlines()
+    assert any("--probe onnxruntime" in c for c in calls), calls
+    cell_calls = [c for c in calls if "--probe" not in c]
+    assert len(cell_calls) == 1 and "-m edgebench.worker" in cell_calls[0]   # one cell: ORT latency
+    recs = {r["variant"]: r for r in records(out)}
+    assert recs["onnxruntime"]["status"] == "ok" and recs["pytorch"]["status"] == "ok"
+    assert recs["onnxruntime"]["python"]["version"] == recs["pytorch"]["python"]["version"]
+
+
 def test_unknown_model_suggests_close_names(tmp_path):
     proc = run_cli("edgebench.full", "--models", "resnet15", "--out", str(tmp_path / "r"))
     assert "did you mean" in proc.stderr and "resnet152" in proc.stderr
