@@ -53,8 +53,9 @@ def main() -> None:
         for variant in args.variants:
             conv = converters.get(variant)
             spec = make_spec(model, "random-seed-0", {"torch_device": "cpu"})
-            if not conv.available(spec.options).ok:
-                print(f"{model} {variant}: skipped ({conv.available(spec.options).reason})")
+            av = conv.available(spec.options)
+            if not av.ok:
+                print(f"{model} {variant}: skipped ({av.reason})")
                 continue
             pred = conv.load(conv.convert(spec, cache), spec)
             x = data.tiled(args.batch)

@@ -108,12 +108,9 @@ def _variant_options(args: argparse.Namespace) -> dict:
     import converters
 
     # The profile is passed on so a variant can scale its own costs (e.g. TVM without tuning).
-    device = args.torch_device
-    if device == "auto":
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    opts = {"torch_device": device, "profile": args.profile}
+    # torch_device stays as given ("auto" too): runner.resolve_torch_device decides it on the
+    # machine that runs the cells.
+    opts = {"torch_device": args.torch_device, "profile": args.profile}
     for name in converters.names():
         for flag, kwargs in converters.get(name).cli_options:
             dest = kwargs.get("dest") or flag.lstrip("-").replace("-", "_")
@@ -202,7 +199,8 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
     images = checked["images"].limit(prof["max_images"] if args.data else None)
     ctx = runner.RunContext(
         out=out, run_id=run_id, profile=args.profile, prof=prof, cache_dir=cache,
-        cell_timeout=args.cell_timeout or prof["cell_timeout"], options=_variant_options(args),
+        cell_timeout=args.cell_timeout or prof["cell_timeout"],
+        options=runner.resolve_torch_device(_variant_options(args), checked["pythons"]),
         device=sysinfo.device(),
         parity_thresholds={"fp32_atol": args.parity_atol, "fp32_min_top1": args.parity_min_top1,
                            "reduced_min_top1": args.parity_reduced_min_top1,
@@ -225,6 +223,7 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
             "argv": sys.argv, "config": {**{k: v for k, v in vars(args).items()}, "profile_settings": prof},
             "machine": sysinfo.machine(), "device": ctx.device, "device_state": sysinfo.device_state(),
             "env": sysinfo.env_flags(), "variants": probes,
+            "torch_device": ctx.options["torch_device"],   # what --torch-device auto became
             "converter_import_errors": __import__("converters").broken(),
             "data": {"source": images.name, "root": images.root, "layout": images.layout,
                      "n_images": len(images), "license": images.license},

@@ -136,7 +136,7 @@ def _warnings(records: list[dict], meta: dict) -> list[str]:
                 out.append(f"{r['model']} / {r['variant']}: the reference logits are small "
                            f"(max |logit| {scale:.3g}), so the absolute tolerance {atol:g} is "
                            f"loose here; the relative error max|d|/max|logit| is "
-                           f"{r['max_abs_diff'] / max(scale, 1e-30):.2e}.")
+                           f"{r.get('max_rel_diff', r['max_abs_diff'] / max(scale, 1e-30)):.2e}.")
             if r["status"] == "failed":
                 out.append(f"**{r['model']} / {r['variant']} failed parity** ({r.get('criterion')}): "
                            "its accuracy and speed figures come from a non-equivalent model.")

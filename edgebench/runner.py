@@ -73,6 +73,30 @@ def prepare_model_context(model: str, images, cache: Path, weights_policy: str, 
     return model_ctx, info, [str(w.message) for w in caught]
 
 
+def resolve_torch_device(options: dict, pythons: dict) -> dict:
+    """``torch_device: auto`` -> "cuda" when torch sees a GPU, else "cpu", asked of the
+    interpreter the pytorch variant will run in (its own, with --python pytorch=...). Run on
+    the machine that runs the cells: edgebench.full here, each fleet agent on its device."""
+    if options.get("torch_device") != "auto":
+        return options
+    if "pytorch" not in pythons:          # this interpreter: it imports torch (timm) anyway
+        try:
+            import torch
+
+            cuda = torch.cuda.is_available()
+        except Exception:  # noqa: BLE001 - no usable torch here: the pytorch probe says why
+            cuda = False
+    else:
+        code = "import torch; print(torch.cuda.is_available())"
+        try:
+            res = subprocess.run([pythons["pytorch"], "-c", code], capture_output=True,
+                                 text=True, timeout=300)
+            cuda = res.stdout.strip().endswith("True")
+        except (OSError, subprocess.SubprocessError):
+            cuda = False
+    return {**options, "torch_device": "cuda" if cuda else "cpu"}
+
+
 def _python_for(ctx: RunContext, variant: str) -> str:
     return ctx.pythons.get(variant, sys.executable)
 

@@ -48,6 +48,9 @@ def test_full_run_writes_every_output(e2e):
     assert so["graph_optimization_level"] == "ORT_ENABLE_ALL"
     assert so["intra_op_num_threads"] == run["machine"]["cores_physical"]
     assert run["machine"]["cores_physical"] >= 1
+    import torch
+    assert run["config"]["torch_device"] == "auto"
+    assert run["torch_device"] == ("cuda" if torch.cuda.is_available() else "cpu")
     report = (out / "report.md").read_text()
     assert "Random weights" in report and "random-seed-0" in report
 

@@ -48,28 +48,6 @@ def undo_ray_worker_env() -> list[str]:
     return removed
 
 
-def _torch_device_here(ctx) -> str:
-    """--torch-device auto, decided on the device as edgebench.full decides it: cuda when
-    torch sees a GPU here. Asked in this process (which already imported torch through timm
-    when it resolved the data), or in the pytorch variant's own interpreter when it has one."""
-    if "pytorch" not in ctx.pythons:
-        try:
-            import torch
-
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        except Exception:  # noqa: BLE001 - no usable torch here: the probes will say why
-            return "cpu"
-    import subprocess
-
-    try:
-        res = subprocess.run([ctx.pythons["pytorch"], "-c",
-                              "import torch; print(torch.cuda.is_available())"],
-                             capture_output=True, text=True, timeout=300)
-        return "cuda" if res.stdout.strip().endswith("True") else "cpu"
-    except (OSError, subprocess.SubprocessError):
-        return "cpu"
-
-
 def _edgebench_version() -> dict:
     """Which edgebench the device runs (each device has its own checkout)."""
     import subprocess
@@ -161,8 +139,7 @@ class DeviceAgent:
             info["setup_error"] = f"data: no image files found in {s.get('data')}"
             return info
         t = time.perf_counter()
-        if self.ctx.options.get("torch_device") == "auto":
-            self.ctx.options["torch_device"] = _torch_device_here(self.ctx)
+        self.ctx.options = runner.resolve_torch_device(self.ctx.options, self.ctx.pythons)
         info["torch_device"] = self.ctx.options.get("torch_device")
         info["hello_timings"] = {"torch_device_s": round(time.perf_counter() - t, 3)}
         self.images = images.limit(self.ctx.prof["max_images"] if s.get("data") else None)
@@ -183,7 +160,6 @@ class DeviceAgent:
         from ..models import ModelError
 
         undo_ray_worker_env()
-        t = time.perf_counter()
         from ..runner import prepare_model_context
 
         try:
@@ -193,7 +169,7 @@ class DeviceAgent:
         except (ModelError, ValueError, OSError) as e:
             return {"error": f"{type(e).__name__}: {e}"}
         self.models[model] = ctx
-        return {"model_info": info, "warnings": warns, "prepare_s": round(time.perf_counter() - t, 3)}
+        return {"model_info": info, "warnings": warns}
 
     def run(self, model: str, variant: str, task: str) -> dict:
         """One cell, in its own worker process. Returns {"record", "log"}."""

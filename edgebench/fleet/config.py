@@ -125,11 +125,8 @@ def _defaults() -> tuple[dict, dict]:
     from ..full import _variant_options, build_parser
 
     ns = build_parser().parse_args([])
-    # "auto" devices (torch_device) are resolved on each device by its agent, not here.
-    raw_device, ns.torch_device = ns.torch_device, "cpu"
-    options = _variant_options(ns)
-    options["torch_device"] = raw_device
-    return options, {"fp32_atol": ns.parity_atol, "fp32_min_top1": ns.parity_min_top1,
+    # torch_device "auto" stays as is: each device's agent resolves it there.
+    return _variant_options(ns), {"fp32_atol": ns.parity_atol, "fp32_min_top1": ns.parity_min_top1,
                                   "reduced_min_top1": ns.parity_reduced_min_top1,
                                   "reduced_min_top5": ns.parity_reduced_min_top5}
 
