@@ -202,7 +202,9 @@ class _Progress:
         c = Console(stderr=True)
         c.print(f"[bold]tuning[/] {info['model_tasks']} tasks, budget {info['budget']} trials "
                 f"({info['trials_before']} already in the database, {info['remaining']} to run; "
-                f"{info['trials_per_iter']} per task per round), runner: {info['runner']}")
+                f"{info['trials_per_iter']} per task per round), runner: {info['runner']}"
+                + (f", {info['measure_threads']} thread(s) per candidate"
+                   if info.get("measure_threads") else ""))
         c.print(f"database: {info['database']}")
         if not self.enabled or info["remaining"] <= 0:
             return
@@ -233,7 +235,7 @@ class _Progress:
 
 
 def _load_model(args, input_size):
-    from edgebench.models import build_model, make_spec, resolve_weights
+    from edgebench.models import make_spec, resolve_weights
 
     weights, note = resolve_weights(args.model, args.weights, args.seed)
     spec = make_spec(args.model, weights)
@@ -342,6 +344,7 @@ def benchmark(spec, model, target, db_dir, layout, importer, cache=None, n_min: 
     from converters.tvm import core
 
     use_db = db_dir if core.database_exists(db_dir) else None
+    threads = core.configure_threads(target)
     t = time.perf_counter()
     res = core.build_library(model, spec.input_size, 1, target, db_dir=use_db,
                              importer=importer, layout=layout, spec=spec, cache=cache)
@@ -383,7 +386,7 @@ def benchmark(spec, model, target, db_dir, layout, importer, cache=None, n_min: 
     runners["pytorch"] = run_torch
     ref = run_torch()
     out = {"input": list(x.shape), "tvm_build_s": round(build_s, 1),
-           "tuning": core.tuning_meta(use_db, res["tuning"])}
+           "tuning": core.tuning_meta(use_db, res["tuning"]), "tvm_threads": threads}
     for name, f in runners.items():
         for _ in range(10):
             f()

@@ -121,10 +121,83 @@ def test_untuned_build_parity_and_batches(tmp_path):
         y = pred(x)
         assert y.shape == (b, 1000) and y.dtype == np.float32
         assert np.abs(y - _torch_logits(spec, x)).max() <= TOL
+    # The kernels ran with the target's cores (not TVM's x86 default of half the vCPUs).
+    assert pred.meta["cpu_threads"]["threads"] == int(os.environ["TVM_NUM_THREADS"])
     pred.close()
 
     again = conv.convert(spec, tmp_path / "cache")       # cached library
     assert again.cached and again.path == art.path and again.convert_s == 0
+
+
+_THREADS_PROBE = """
+import json, sys
+import tvm
+from converters.tvm import core
+target, _ = core.resolve_target(sys.argv[1])
+got = core.configure_threads(target)
+got["running"] = int(tvm.get_global_func("runtime.NumThreads")())
+print(json.dumps(got))
+"""
+
+
+@pytest.mark.parametrize("user_env, source", [
+    (None, "target num-cores"),
+    ("1", "TVM_NUM_THREADS (set by the user)"),
+])
+def test_thread_pool_follows_the_target(user_env, source):
+    """TVM's default pool on x86 is hardware_concurrency/2 (1 thread on a 2-vCPU machine);
+    the variant and the tuner run the kernels with the target's num-cores instead (here all
+    the CPUs, which TVM would halve)."""
+    cpus = os.cpu_count() or 1
+    expect = int(user_env) if user_env else cpus
+    env = {k: v for k, v in os.environ.items() if k not in ("TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    env["PYTHONPATH"] = str(REPO)
+    if user_env:
+        env["TVM_NUM_THREADS"] = user_env
+    r = subprocess.run([sys.executable, "-c", _THREADS_PROBE,
+                        json.dumps({"kind": "llvm", "num-cores": cpus})], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["threads"] == got["running"] == expect, got
+    assert got["source"] == source and "note" not in got
+
+
+def test_fast_math_activations():
+    """exp/erf-based activations are rewritten to TVM's vectorisable polynomials on LLVM
+    targets (converters/tvm/fast_math.py) and stay within float32 rounding of PyTorch."""
+    import torch
+    from tvm import relax
+
+    from converters.tvm import core, fast_math
+
+    class Acts(torch.nn.Module):
+        def forward(self, x):
+            F = torch.nn.functional
+            return torch.cat([torch.sigmoid(x), F.silu(x), F.gelu(x), torch.softmax(x, -1),
+                              torch.tanh(x), torch.exp(x.clamp(max=80))], 1)
+
+    n = 4096
+    x = np.linspace(-30, 30, n, dtype=np.float32).reshape(1, n)
+    model = Acts().eval()
+    with torch.inference_mode():
+        ref = model(torch.from_numpy(x)).numpy()
+    target, _ = core.resolve_target("host")
+    assert fast_math.applies_to(target)
+    assert not fast_math.applies_to(core.resolve_target("jetson-agx-orin")[0])
+    res = core.build_library(model, (n,), 1, target)
+    names = " ".join(t["name"] for t in res["tuning"]["per_task"])
+    assert "fast_sigmoid" in names and "fast_gelu" in names and "fast_softmax" in names
+    assert "tir_sigmoid" not in names and "tir_exp" not in names, names
+    out = relax.VirtualMachine(res["executable"], tvm.cpu())["main"](tvm.runtime.tensor(x))
+    out = (out if hasattr(out, "numpy") else out[0]).numpy()
+    for i, name in enumerate(["sigmoid", "silu", "gelu", "softmax", "tanh", "exp"]):
+        got, want = out[0, i * n:(i + 1) * n], ref[0, i * n:(i + 1) * n]
+        if name == "gelu":   # erf's polynomial: absolute error (relative blows up near 0)
+            assert np.abs(got - want).max() <= 1e-5, name
+        else:
+            rel = np.abs(got - want) / np.maximum(np.abs(want), 1e-30)
+            assert rel.max() <= 1e-6, (name, rel.max())
 
 
 def test_onnx_importer_path(tmp_path):
@@ -187,6 +260,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     meta = json.loads((db / "tuning.json").read_text())
     assert meta["sessions"][-1]["interrupted"] is True
     assert meta["sessions"][-1]["trials_after"] == kept
+    assert meta["sessions"][-1]["measure_threads"] >= 1
 
     # 2. Resume: the same command counts the records toward --trials and runs the rest.
     r = _cli(*args, "--summary", str(tmp_path / "s.json"))

@@ -118,6 +118,7 @@ class TvmConverter(Converter):
         if opts.get("tvm_artifact"):
             return self._from_export(spec, opts["tvm_artifact"])
         ctx = self._context(spec)
+        core.configure_threads(ctx["target"])  # before any kernel runs (constant folding)
         if (opts.get("profile") == "quick" and not opts.get("tvm_untuned")
                 and not (Path(ctx["db_dir"]) / "database_tuning_record.json").is_file()):
             # Untuned TVM costs seconds per image on a small CPU (resnet152: ~10 s) and says
@@ -224,12 +225,15 @@ class TvmConverter(Converter):
         obj = artifact.obj or {}
         if "libs" in obj:  # exported artifact: the runtime alone, no compiler calls
             dev = tvm.cuda(0) if obj["manifest"].get("device") == "cuda" else tvm.cpu(0)
+            # No target object here: CPU kernels get all physical cores (or TVM_NUM_THREADS).
+            threads = core.configure_threads(None)
             return TvmPredictor(self, spec, dev, dict(obj["libs"]), None, None,
-                                dict(artifact.meta))
+                                {**artifact.meta, "cpu_threads": threads})
         ctx = obj.get("ctx") or self._context(spec)
         cache = Path(obj.get("cache") or ".")
+        threads = core.configure_threads(ctx["target"])
         return TvmPredictor(self, spec, core.device_for(ctx["target"]), {1: artifact.path},
-                            ctx, cache, dict(artifact.meta))
+                            ctx, cache, {**artifact.meta, "cpu_threads": threads})
 
 
 def _cross_reason(target) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 # Bump when the lowering pipeline changes: it invalidates compiled-library caches.
-PIPELINE_VERSION = "tvm-pipeline-4"
+PIPELINE_VERSION = "tvm-pipeline-5"   # 5: fast exp/erf on LLVM targets (fast_math.py)
 JETSON_NAME = "jetson-agx-orin"
 JETSON_TAG = "nvidia/jetson-agx-orin-64gb"
 INPUT_NAME = "input"
@@ -50,6 +50,44 @@ def physical_cores() -> int:
         return psutil.cpu_count(logical=False) or os.cpu_count() or 1
     except ImportError:  # pragma: no cover - psutil is a core dependency
         return os.cpu_count() or 1
+
+
+def threads_for(target) -> int:
+    """CPU threads TVM's kernels should run with for ``target``: its ``num-cores`` (the
+    schedules are tuned for that many), else the physical cores."""
+    host = target
+    if target is not None and target.kind.name != "llvm" and target.host is not None:
+        host = target.host
+    n = host.attrs.get("num-cores") if host is not None and host.kind.name == "llvm" else None
+    return int(n) if n else physical_cores()
+
+
+def configure_threads(target=None) -> dict:
+    """Give TVM's CPU thread pool as many threads as the target has cores.
+
+    Without ``TVM_NUM_THREADS`` TVM takes ``hardware_concurrency() / 2`` on x86 (it assumes
+    two hyper-threads per core): 1 thread on this 2-vCPU machine, while the host target
+    says ``num-cores`` 2. Tuning then measured every candidate on one core and the tuned
+    build ran on one core, about 1.8x slower than with both. The pool reads the variable
+    when it starts (the first parallel kernel), and tuning's runner processes inherit it,
+    so call this before either. A value the user set is kept.
+
+    Returns {"threads", "source"} for the records."""
+    import tvm
+
+    if os.environ.get("TVM_NUM_THREADS"):
+        source = "TVM_NUM_THREADS (set by the user)"
+    else:
+        os.environ["TVM_NUM_THREADS"] = str(threads_for(target))
+        source = "target num-cores" if target is not None else "physical cores"
+    threads = int(os.environ["TVM_NUM_THREADS"])
+    num = tvm.get_global_func("runtime.NumThreads", True)
+    running = int(num()) if num is not None else threads
+    out = {"threads": running, "source": source}
+    if running != threads:  # say what really runs
+        out["note"] = (f"TVM runs {running} thread(s), not TVM_NUM_THREADS={threads}: its pool "
+                       "had started before, or it caps the count at the CPUs it sees")
+    return out
 
 
 def host_target_dict() -> dict:
@@ -296,12 +334,18 @@ def lower_for_tuning(mod, target, layout: str = "NCHW"):
         raise TvmError(f"tvm_layout must be one of {', '.join(LAYOUTS)} (got '{layout}')")
     convert = [relax.transform.ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]}),
                relax.transform.CanonicalizeBindings()] if layout == "NHWC" else []
+    from . import fast_math
+
     mod = fold_batch_norm(mod)
     with target:
-        return tvm.transform.Sequential([
+        mod = tvm.transform.Sequential([
             relax.transform.DecomposeOpsForInference(),
             relax.transform.CanonicalizeBindings(),
             *convert,
+        ])(mod)
+        if fast_math.applies_to(target):
+            mod = fast_math.rewrite(mod)
+        return tvm.transform.Sequential([
             relax.transform.LegalizeOps(),
             relax.transform.AnnotateTIROpPattern(),
             relax.transform.FoldConstant(),
@@ -314,7 +358,6 @@ def lower_for_tuning(mod, target, layout: str = "NCHW"):
 def apply_database(mod, target, db_dir: str | None):
     """Apply the best records of the tuning database in ``db_dir`` (if any) and fold the
     weight-layout rewrites the tuned schedules introduced into the constants."""
-    import tvm
     from tvm import relax
     from tvm.s_tir import meta_schedule as ms
 

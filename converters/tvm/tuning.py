@@ -314,6 +314,12 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
     if ms_logger.level == logging.NOTSET and not cfg.verbose:
         ms_logger.setLevel(logging.WARNING)
+    if cfg.rpc_tracker:
+        threads = {"threads": None, "source": "the device's RPC server (its TVM_NUM_THREADS)"}
+    else:
+        # The runner's worker processes inherit TVM_NUM_THREADS: candidates are measured
+        # with as many threads as the tuned build will run with.
+        threads = core.configure_threads(target)
     mod, used, note = core.import_model(model, (batch, *input_size), importer, spec=spec,
                                         cache=cache)
     lowered = core.lower_for_tuning(mod, target, cfg.layout)
@@ -331,7 +337,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "remaining": max(0, remaining), "trials_per_iter": per_iter,
             "max_trials_per_task": per_task_cap, "importer": used, "importer_note": note,
             "runner": f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}" if cfg.rpc_tracker else "local",
-            "database": str(db_dir), "batch_size": batch, "layout": cfg.layout}
+            "database": str(db_dir), "batch_size": batch, "layout": cfg.layout,
+            "measure_threads": threads["threads"], "measure_threads_source": threads["source"]}
     if on_start:
         on_start(info)
     t_tune = time.perf_counter()
@@ -382,6 +389,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
             "trials_after": after["trials"], "tuning_s": round(tuning_s, 1),
             "interrupted": interrupted, "runner": info["runner"],
+            "measure_threads": threads["threads"],
             "target": core.target_dict(target), "errors": state["errors"],
             "build_errors": state["build_errors"], **core.tvm_versions()})
     return {**info, "trials_run": run_trials, "trials_after": after["trials"],
