@@ -121,10 +121,13 @@ def report(root: Path) -> str:
                 ratio = f"{lt['p50'] / lo['p50']:.2f}x ({lt['min'] / lo['min']:.2f}x)"
             diff = (par or {}).get("max_abs_diff")
             diff = f"{diff:.2g}" if isinstance(diff, float) else (par or {}).get("status", "-")
+            est = tun.get("tuner_estimate_ms")
+            if est is None and tun:   # some kernels kept TVM's default schedule
+                est = f"- ({tun.get('tasks_tuned')}/{tun.get('tasks_total')} tasks tuned)"
             rows.append(
                 f"| {mdir.name if i == 0 else ''} | {_p50(untuned) if i == 0 else ''} "
                 f"| {tun.get('trials', '-')} ({(tun.get('tuning_s') or 0) / 60:.1f} min) "
-                f"| {_p50(tvm)} | {_p50(ort)} | {ratio} | {tun.get('tuner_estimate_ms', '-')} "
+                f"| {_p50(tvm)} | {_p50(ort)} | {ratio} | {est} "
                 f"| {diff} |")
     return "\n".join(rows)
 

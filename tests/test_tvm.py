@@ -112,6 +112,7 @@ def test_untuned_build_parity_and_batches(tmp_path):
     assert meta["target"]["kind"] == "llvm" and meta["target"]["mcpu"]
     assert meta["target"]["mcpu"] not in ("generic", "")
     assert meta["target"]["num-cores"] >= 1
+    assert "fast_exp" in meta["fast_math"]       # the record says the activations are approximated
     assert not art.cached and art.convert_s > 0 and Path(art.path).is_file()
 
     pred = conv.load(art, spec)

@@ -174,8 +174,12 @@ class TvmConverter(Converter):
         res = core.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
                                  importer=ctx["importer"], layout=ctx["layout"], spec=spec,
                                  cache=cache, out_path=so)
+        from . import fast_math
+
         meta = {"tuning": core.tuning_meta(ctx["db_dir"] if db_dir else None, res["tuning"]),
                 "target": core.target_dict(ctx["target"]), "target_name": ctx["target_name"],
+                "fast_math": fast_math.DESCRIPTION if fast_math.applies_to(ctx["target"])
+                else None,
                 "importer": res["importer"], "layout": ctx["layout"],
                 "batch_size": batch, "timings": res["timings"], **core.tvm_versions()}
         if not db_dir:
