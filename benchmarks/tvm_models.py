@@ -23,7 +23,6 @@ what is already there.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -31,6 +30,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from edgebench import store  # noqa: E402 - after the path set-up
 SIX = ["mobilenetv2_100", "squeezenet1_1", "efficientnet_b0", "resnet152", "vgg16",
        "swin_tiny_patch4_window7_224"]
 
@@ -47,17 +49,12 @@ def _run(cmd: list, log: Path) -> int:
 
 
 def _records(run_dir: Path) -> list:
-    p = run_dir / "results.jsonl"
-    if not p.is_file():
-        return []
-    return [json.loads(ln) for ln in p.read_text().splitlines() if ln.strip()]
+    return store.read(run_dir / "results.jsonl")
 
 
 def _done(run_dir: Path) -> bool:
-    recs = _records(run_dir)
-    return bool(recs) and all(r["status"] in ("ok", "partial", "failed", "skipped", "timeout",
-                                              "oom") for r in recs) \
-        and any(r["task"] == "latency" for r in recs)
+    """The run got as far as its latency cell (a rerun of this script skips it)."""
+    return any(r["task"] == "latency" for r in _records(run_dir))
 
 
 def bench_model(model: str, args) -> None:
@@ -82,13 +79,6 @@ def bench_model(model: str, args) -> None:
               "--out", str(run)], out / f"tuned-{b}.log")
 
 
-def _cell(recs: list, variant: str, task: str):
-    for r in recs:
-        if r["variant"] == variant and r["task"] == task:
-            return r
-    return None
-
-
 def _p50(rec) -> str:
     if rec is None:
         return "-"
@@ -106,14 +96,15 @@ def report(root: Path) -> str:
             "| TVM parity max abs diff |",
             "|---|---|---|---|---|---|---|---|"]
     for mdir in sorted(p for p in root.iterdir() if p.is_dir()):
-        untuned = _cell(_records(mdir / "untuned"), "tvm", "latency")
+        untuned = store.find(_records(mdir / "untuned"), mdir.name, "tvm", "latency")
         runs = sorted((int(p.name.split("-")[1]), p) for p in mdir.glob("tuned-*") if p.is_dir())
         if not runs:
             rows.append(f"| {mdir.name} | {_p50(untuned)} | - | - | - | - | - | - |")
         for i, (b, run) in enumerate(runs):
             recs = _records(run)
-            tvm, ort = _cell(recs, "tvm", "latency"), _cell(recs, "onnxruntime", "latency")
-            par = _cell(recs, "tvm", "parity")
+            tvm = store.find(recs, mdir.name, "tvm", "latency")
+            ort = store.find(recs, mdir.name, "onnxruntime", "latency")
+            par = store.find(recs, mdir.name, "tvm", "parity")
             tun = ((tvm or {}).get("variant_meta") or {}).get("tuning") or {}
             ratio = "-"
             if tvm and ort and tvm["status"] == ort["status"] == "ok":

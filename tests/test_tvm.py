@@ -28,6 +28,7 @@ SIZE_ARG = "3x64x64"
 TOL = 1e-3                     # FP32 parity budget (DESIGN.md)
 
 pytestmark = pytest.mark.timeout(600)
+USER_TVM_THREADS = os.environ.get("TVM_NUM_THREADS")   # before any test sets it
 
 
 def _spec(options=None):
@@ -124,6 +125,9 @@ def test_untuned_build_parity_and_batches(tmp_path):
         assert np.abs(y - _torch_logits(spec, x)).max() <= TOL
     # The kernels ran with the target's cores (not TVM's x86 default of half the vCPUs).
     assert pred.meta["cpu_threads"]["threads"] == int(os.environ["TVM_NUM_THREADS"])
+    # convert set it, so load (same process) must not call it the user's setting
+    assert pred.meta["cpu_threads"]["source"] == (
+        "TVM_NUM_THREADS (set by the user)" if USER_TVM_THREADS else "target num-cores")
     pred.close()
 
     again = conv.convert(spec, tmp_path / "cache")       # cached library

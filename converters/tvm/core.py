@@ -62,6 +62,9 @@ def threads_for(target) -> int:
     return int(n) if n else physical_cores()
 
 
+_threads_source = None   # set by the first configure_threads() call of this process
+
+
 def configure_threads(target=None) -> dict:
     """Give TVM's CPU thread pool as many threads as the target has cores.
 
@@ -75,11 +78,14 @@ def configure_threads(target=None) -> dict:
     Returns {"threads", "source"} for the records."""
     import tvm
 
-    if os.environ.get("TVM_NUM_THREADS"):
-        source = "TVM_NUM_THREADS (set by the user)"
-    else:
-        os.environ["TVM_NUM_THREADS"] = str(threads_for(target))
-        source = "target num-cores" if target is not None else "physical cores"
+    global _threads_source
+    if _threads_source is None:   # first call in this process: decide once (convert, then load)
+        if os.environ.get("TVM_NUM_THREADS"):
+            _threads_source = "TVM_NUM_THREADS (set by the user)"
+        else:
+            os.environ["TVM_NUM_THREADS"] = str(threads_for(target))
+            _threads_source = "target num-cores" if target is not None else "physical cores"
+    source = _threads_source
     threads = int(os.environ["TVM_NUM_THREADS"])
     num = tvm.get_global_func("runtime.NumThreads", True)
     running = int(num()) if num is not None else threads
