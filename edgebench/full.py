@@ -206,7 +206,8 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
                            "reduced_min_top1": args.parity_reduced_min_top1,
                            "reduced_min_top5": args.parity_reduced_min_top5},
         pythons=checked["pythons"])
-    cells = planmod.build(args.models, checked["variants"], args.tasks)
+    cells = planmod.build(args.models, checked["variants"], args.tasks,
+                          reference_device=ctx.options.get("torch_device", "cpu"))
     done = {k for k, r in store.latest(store.read(ctx.results_path)).items() if r["status"] == "ok"} \
         if args.resume else set()
 

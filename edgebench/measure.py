@@ -24,6 +24,23 @@ def is_oom(e: BaseException) -> bool:
     return "outofmemory" in name or any(w in str(e).lower() for w in _OOM_WORDS)
 
 
+def batch_sizes_of(predictor) -> list[int] | None:
+    """The batch sizes a predictor can run, sorted; None when any size works. An exported
+    TVM artifact, for one, holds only the sizes it was compiled for."""
+    sizes = getattr(predictor, "batch_sizes", None)
+    return sorted(int(b) for b in sizes) if sizes else None
+
+
+def fit_batch(predictor, wanted: int) -> int:
+    """``wanted`` when the predictor can run it, else its largest size below (or its
+    smallest): parity and accuracy give the same logits at any batch size."""
+    sizes = batch_sizes_of(predictor)
+    if sizes is None or wanted in sizes:
+        return wanted
+    below = [b for b in sizes if b <= wanted]
+    return below[-1] if below else sizes[0]
+
+
 def cold_start(predictor, x: np.ndarray) -> float:
     """The first call after load, in ms (includes lazy compilation/allocation)."""
     t = time.perf_counter()
@@ -51,13 +68,14 @@ def timed_calls(predictor, x: np.ndarray, min_count: int, min_s: float, max_s: f
 
 def latency(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
     cfg = prof["latency"]
-    x = data.batch(0, 1)
+    bs = fit_batch(predictor, 1)
+    x = data.batch(0, bs)
     for _ in range(cfg["warmup"]):
         predictor(x)
     with monitor.window() as w:
         ms = timed_calls(predictor, x, cfg["min_count"], cfg["min_s"], cfg["max_s"])
         w.n_items = ms.size
-    fields = {"batch_size": 1, "n": int(ms.size), "latency_ms": metrics.latency_summary(ms),
+    fields = {"batch_size": bs, "n": int(ms.size), "latency_ms": metrics.latency_summary(ms),
               "warmup": cfg["warmup"], "window_s": round(w.t1 - w.t0, 3)}
     if ms.size < cfg["min_count"]:
         return "partial", fields, (f"{ms.size} of {cfg['min_count']} calls within the "
@@ -69,10 +87,17 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
     """Max-batch search: 1, 2, 4, ... until OOM, the profile's cap, the time budget, or the
     gain stops; on OOM one step down halfway between the last good batch and the failed one."""
     cfg = prof["throughput"]
+    sizes = batch_sizes_of(predictor)   # None: doubling; else only the sizes it can run
+
+    def larger(b: int) -> int:
+        if sizes is None:
+            return b * 2
+        return next((s for s in sizes if s > b), cfg["max_batch"] + 1)
+
     by_batch: list[dict] = []
     start = time.perf_counter()
     status, reason, stop_reason = "ok", "", ""
-    b, last_ok, best = 1, 0, 0.0
+    b, last_ok, best = (sizes[0] if sizes else 1), 0, 0.0
     tried_down = False
     while b <= cfg["max_batch"]:
         x = data.tiled(b)
@@ -88,7 +113,8 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
             if not is_oom(e):
                 raise
             stop_reason = f"out of memory at batch {b}: {str(e).splitlines()[0][:200]}"
-            mid = (last_ok + b) // 2
+            mid = (last_ok + b) // 2 if sizes is None else \
+                max((s for s in sizes if last_ok < s < b), default=last_ok)
             if not tried_down and mid > last_ok:
                 tried_down, b = True, mid
                 continue
@@ -108,9 +134,11 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
         if time.perf_counter() - start > cfg["budget_s"]:
             status, reason = "partial", f"time budget {cfg['budget_s']:g} s reached after batch {b}"
             break
-        b *= 2
+        b = larger(b)
     else:
-        stop_reason = f"batch cap {cfg['max_batch']} of this profile reached"
+        stop_reason = (f"batch cap {cfg['max_batch']} of this profile reached"
+                       if sizes is None or sizes[-1] > cfg["max_batch"]
+                       else f"largest batch size the variant was built for ({sizes[-1]}) reached")
     if not by_batch:
         return "failed", {"by_batch": []}, stop_reason or "no batch size ran"
     metrics.batch_scaling(by_batch, ref_by_batch)
@@ -125,6 +153,7 @@ def run_all(predictor, data, batch_size: int, limit: int | None = None,
     normalisation included: the pipeline is part of what accuracy's samples_per_s shows).
     With ``budget_s`` the pass stops after the batch that crosses the budget."""
     outs, labels = [], []
+    batch_size = fit_batch(predictor, batch_size)
     t0 = time.perf_counter()
     for x, y in data.batches(batch_size, limit):
         outs.append(np.asarray(predictor(x)))
@@ -136,7 +165,7 @@ def run_all(predictor, data, batch_size: int, limit: int | None = None,
 
 
 def accuracy(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
-    bs = prof["accuracy_batch"]
+    bs = fit_batch(predictor, prof["accuracy_batch"])
     predictor(data.batch(0, min(bs, len(data))))  # warm-up at this batch shape, not timed
     with monitor.window() as w:
         logits, labels, wall = run_all(predictor, data, bs, budget_s=prof.get("pass_budget_s"))

@@ -22,14 +22,18 @@ class CellId:
         return f"{self.model}__{self.variant}__{self.task}"
 
 
-def build(models: list[str], variants: list[str], tasks: list[str]) -> list[CellId]:
+def build(models: list[str], variants: list[str], tasks: list[str],
+          reference_device: str = "cpu") -> list[CellId]:
+    """``reference_device``: where the reference variant runs. The parity reference is
+    always PyTorch FP32 on the CPU, so on a GPU the reference variant gets a parity cell too
+    (cuDNN's TF32 default once put it 0.008 away)."""
     order = {t: i for i, t in enumerate(ALL_TASKS)}
     variants = sorted(variants, key=lambda v: v != REFERENCE_VARIANT)  # stable: reference first
     cells = []
     for m in models:
         for v in variants:
             for t in sorted(tasks, key=order.__getitem__):
-                if t == "parity" and v == REFERENCE_VARIANT:
+                if t == "parity" and v == REFERENCE_VARIANT and reference_device == "cpu":
                     continue  # the reference is what parity compares against
                 cells.append(CellId(m, v, t))
     return cells

@@ -198,6 +198,12 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
     lines = [f"# edgebench report — run {meta.get('run_id')}", ""]
     lines.append(f"- Device: {dev.get('name')} ({dev.get('kind')}, {m.get('cores_physical')} physical "
                  f"cores, {m.get('memory_total_mb')} MB), {m.get('os_release')}, Python {m.get('python')}")
+    gpus = (meta.get("device_state") or {}).get("gpus") or []
+    if gpus:  # NVML's list (desktop/server GPUs); a Jetson's GPU is the device itself
+        lines.append("- GPU: " + "; ".join(
+            f"{g.get('name')} (driver {g.get('driver')}, compute capability "
+            f"{g.get('compute_capability')}, {g.get('memory_total_mb')} MB)" for g in gpus)
+            + f"; PyTorch variants ran on `{meta.get('torch_device')}`")
     lines.append(f"- Profile: {meta.get('config', {}).get('profile')}; data: "
                  f"{meta.get('data', {}).get('source')} ({meta.get('data', {}).get('n_images')} images)")
     lines.append("- Weights: " + _weights_line(meta.get("models", {})))

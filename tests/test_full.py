@@ -219,3 +219,46 @@ def test_tensorrt_without_gpu_is_skipped_with_reason_and_exit_0(tmp_path, cache_
     recs = {r["variant"]: r for r in records(tmp_path / "r")}
     assert recs["tensorrt-fp16"]["status"] == "skipped" and recs["tensorrt-fp16"]["reason"] == av.reason
     assert recs["pytorch"]["status"] == "ok"
+
+
+def test_reference_variant_gets_a_parity_cell_only_off_the_cpu():
+    """The parity reference is PyTorch FP32 on the CPU: on the CPU the pytorch variant IS
+    the reference, on a GPU it is a different computation and needs its own parity cell."""
+    from edgebench import plan
+
+    cpu = plan.build(["m"], ["onnxruntime", "pytorch"], ["parity", "latency"])
+    gpu = plan.build(["m"], ["onnxruntime", "pytorch"], ["parity", "latency"],
+                     reference_device="cuda")
+    assert ("pytorch", "parity") not in {(c.variant, c.task) for c in cpu}
+    assert [(c.variant, c.task) for c in gpu] == [
+        ("pytorch", "parity"), ("pytorch", "latency"),
+        ("onnxruntime", "parity"), ("onnxruntime", "latency")]
+
+
+def _cuda_skip() -> str | None:
+    import torch
+
+    return None if torch.cuda.is_available() else "no CUDA GPU (torch.cuda.is_available() is False)"
+
+
+@pytest.mark.skipif(_cuda_skip() is not None, reason=str(_cuda_skip()))
+def test_pytorch_on_cuda_is_fp32_not_tf32():
+    """cuDNN runs FP32 convolutions in TF32 by default; on an H100 that put mobilenetv2
+    0.0079 away from the CPU reference (tiny test models stay near 1e-6 either way, so this
+    uses the real one). The FP32 variants turn TF32 off and say so; then 5e-6."""
+    import numpy as np
+    import torch
+
+    import converters
+    from edgebench.models import make_spec
+
+    spec = make_spec("mobilenetv2_100", "random-seed-0", {"torch_device": "cuda"})
+    conv = converters.get("pytorch")
+    art = conv.convert(spec, Path("."))
+    pred = conv.load(art, spec)
+    assert art.meta["tf32"] is False
+    assert not torch.backends.cudnn.allow_tf32 and not torch.backends.cuda.matmul.allow_tf32
+    x = np.random.RandomState(0).standard_normal((4, *spec.input_size)).astype(np.float32)
+    with torch.inference_mode():
+        want = spec.build()(torch.from_numpy(x)).numpy()
+    assert np.abs(pred(x) - want).max() <= 1e-3      # the suite's FP32 parity budget

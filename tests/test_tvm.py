@@ -377,14 +377,23 @@ def test_rpc_tuning_on_loopback(rpc_tracker, tmp_path):
 # ----------------------------------------------------------------------------- export
 
 
-def test_host_export_loads_and_detects_tampering(tmp_path):
-    import converters
-
-    out = tmp_path / "host-art"
+@pytest.fixture(scope="module")
+def host_artifact(tmp_path_factory):
+    """An untuned host export of the tiny model with batch sizes 1 and 2 (made once)."""
+    root = tmp_path_factory.mktemp("host-art")
+    out = root / "art"
     r = _cli("--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
              "--trials", "0", "--export", str(out),
-             "--batch-sizes", "1,2", "--tuning-dir", str(tmp_path / "t"), "--no-progress")
+             "--batch-sizes", "1,2", "--tuning-dir", str(root / "t"), "--no-progress")
     assert r.returncode == 0, r.stderr[-3000:]
+    return out
+
+
+def test_host_export_loads_and_detects_tampering(host_artifact, tmp_path):
+    import converters
+
+    out = tmp_path / "art"
+    shutil.copytree(host_artifact, out)     # this test corrupts its copy
     m = json.loads((out / "manifest.json").read_text())
     assert m["tvm"] == tvm.__version__ and m["tuning"]["status"] == "untuned"
     assert set(m["libraries"]) == {"1", "2"} and m["device"] == "cpu"
@@ -394,6 +403,7 @@ def test_host_export_loads_and_detects_tampering(tmp_path):
     art = conv.convert(spec, tmp_path / "cache")
     assert art.meta["compiled_batch_sizes"] == [1, 2]
     pred = conv.load(art, spec)
+    assert pred.batch_sizes == [1, 2]
     x = np.random.RandomState(4).standard_normal((2, *SIZE)).astype(np.float32)
     assert np.abs(pred(x) - _torch_logits(spec, x)).max() <= TOL
     with pytest.raises(ValueError, match="batch 4 was not exported"):
@@ -407,6 +417,87 @@ def test_host_export_loads_and_detects_tampering(tmp_path):
     lib.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="sha256 mismatch"):
         conv.convert(spec, tmp_path / "cache")
+
+
+def test_measurements_use_only_the_exported_batch_sizes(host_artifact, wnid_folder, tmp_path):
+    """Parity runs at accuracy_batch 8 and the throughput search doubles up to 16, but the
+    artifact holds batch 1 and 2: the passes run at 2 and the search stops there (before,
+    the parity cell of every exported artifact failed with 'batch 8 was not exported')."""
+    import converters
+    from edgebench import measure
+    from edgebench.data import PreparedData, prepare, resolve_source
+    from edgebench.models import data_config
+    from edgebench.profiles import PROFILES
+    from edgebench.telemetry.monitor import Monitor
+
+    conv = converters.get("tvm")
+    spec = _spec({"tvm_artifact": str(host_artifact)})
+    pred = conv.load(conv.convert(spec, tmp_path / "cache"), spec)
+    cfg = {**data_config(MODEL), "input_size": SIZE}
+    data = PreparedData(prepare(resolve_source(str(wnid_folder)), cfg, tmp_path / "data"),
+                        cfg["mean"], cfg["std"])
+    assert measure.fit_batch(pred, 8) == 2 and measure.fit_batch(pred, 1) == 1
+    logits, _, _ = measure.run_all(pred, data, 8)
+    assert logits.shape == (len(data), 1000)
+    assert np.abs(logits - _torch_logits(spec, data.batch(0, len(data)))).max() <= TOL
+    prof = {**PROFILES["quick"], "throughput": {**PROFILES["quick"]["throughput"],
+                                                "min_s": 0.05, "min_iters": 2, "min_gain": 0.0}}
+    mon = Monitor(interval_s=0.05, power=None).start()
+    try:
+        status, fields, _ = measure.throughput(pred, data, prof, mon)
+    finally:
+        mon.stop()
+    assert status == "ok" and [r["batch_size"] for r in fields["by_batch"]] == [1, 2]
+    assert "largest batch size the variant was built for (2)" in fields["stop_reason"]
+
+
+def test_exported_artifact_runs_with_the_runtime_alone(host_artifact, tmp_path):
+    """The device side of the workflow: only libtvm_runtime loaded (TVM_USE_RUNTIME_LIB=1,
+    as with a runtime-only build on the Orin). Importing tvm.relax needs the compiler, so
+    the predictor must not (it did, and failed there)."""
+    spec = _spec()
+    x = np.random.RandomState(5).standard_normal((1, *SIZE)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "want.npy", _torch_logits(spec, x))
+    code = f"""
+import sys, json, numpy as np
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import tvm, converters
+from test_tvm import _spec
+spec = _spec({{"tvm_artifact": {str(host_artifact)!r}}})
+conv = converters.get("tvm")
+assert conv.available(spec.options).ok, conv.available(spec.options).reason
+pred = conv.load(conv.convert(spec, {str(tmp_path / "cache")!r}), spec)
+got = pred(np.load({str(tmp_path / "x.npy")!r}))
+print(json.dumps({{"runtime_only": bool(tvm.base._RUNTIME_ONLY),
+                  "libs": sorted(tvm.base._LOADED_LIBS),
+                  "relax_imported": "tvm.relax" in sys.modules,
+                  "max_diff": float(np.abs(got - np.load({str(tmp_path / "want.npy")!r})).max())}}))
+"""
+    e = dict(os.environ, PYTHONPATH=str(REPO), TVM_USE_RUNTIME_LIB="1")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=e, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["runtime_only"] and "tvm_compiler" not in res["libs"], res
+    assert not res["relax_imported"], res
+    assert res["max_diff"] <= TOL, res
+
+
+def test_cuda_artifact_says_why_it_cannot_run_here():
+    """Without a GPU (or without the CUDA sidecar's libraries) the reason is the loader's
+    own, not a bare 'no GPU'. On a GPU machine with TVM's CUDA runtime it is ''."""
+    from converters.tvm import export
+
+    import ctypes.util
+
+    why = export.runnable_here({"device": "cuda", "host_arch": os.uname().machine})
+    if ctypes.util.find_library("cuda") is None:       # no NVIDIA driver on this machine
+        assert "libtvm_runtime_cuda" in why and "libcuda.so" in why, why
+    elif why:
+        assert "does not load" in why or why == "artifact needs a CUDA GPU and there is none here"
+    else:
+        assert tvm.cuda(0).exist
 
 
 def _orin_skip_reason() -> str | None:

@@ -266,6 +266,9 @@ class TvmPredictor(Predictor):
         self.ctx, self.cache = ctx, cache
         self.libs = {int(b): p for b, p in libs.items()}
         self.meta = meta
+        # An exported artifact runs only the batch sizes it holds (the measurements adapt);
+        # a build here compiles any other size on first use.
+        self.batch_sizes = sorted(self.libs) if ctx is None else None
         self._vms: dict = {}
         for b in list(self.libs)[:1]:
             self._get(b)
@@ -274,7 +277,9 @@ class TvmPredictor(Predictor):
         if b in self._vms:
             return self._vms[b]
         import tvm
-        from tvm import relax
+        # The runtime's VM (relax.VirtualMachine is the same class): importing tvm.relax
+        # needs the compiler library, which a device running an exported artifact may lack.
+        from tvm.runtime.vm import VirtualMachine
 
         if b not in self.libs:
             if self.ctx is None:
@@ -283,7 +288,7 @@ class TvmPredictor(Predictor):
             path, meta, _ = self.conv._compiled(self.spec, self.cache, b, self.ctx)
             self.libs[b] = str(path)
         lib = tvm.runtime.load_module(str(self.libs[b]))
-        vm = relax.VirtualMachine(lib, self.dev)
+        vm = VirtualMachine(lib, self.dev)
         shape = (b, *self.spec.input_size)
         inp = tvm.runtime.empty(shape, "float32", self.dev)
         self._vms[b] = (vm, vm["main"], inp)

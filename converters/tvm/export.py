@@ -395,10 +395,34 @@ def runnable_here(manifest: dict) -> str:
     here = platform.machine()
     if arch and arch != here and (arch, here) not in (("aarch64", "arm64"),):
         return f"artifact is for {arch}, this machine is {here}"
-    dev = manifest.get("device", "cpu")
-    if dev == "cuda":
-        import tvm
+    if manifest.get("device", "cpu") == "cuda":
+        return cuda_runtime_here()
+    return ""
 
-        if not tvm.cuda(0).exist:
-            return "artifact needs a CUDA GPU and there is none here"
+
+def cuda_runtime_here() -> str:
+    """'' when TVM's runtime can run CUDA kernels here, else why not.
+
+    TVM 0.27 keeps its CUDA device API in a sidecar, ``libtvm_runtime_cuda.so``, that only
+    the compiler-side backend autoload opens, and that swallows the error when it fails. So
+    with the runtime alone (no libtvm_compiler, or ``TVM_USE_RUNTIME_LIB=1``), the way an
+    exported artifact is meant to run on the device, ``tvm.cuda(0).exist`` said False on an
+    H100; and where the sidecar cannot load (it needs ``libcudart.so.13``) nothing said
+    why. Open it here and keep the loader's message."""
+    import tvm
+    from tvm.base import _LOADED_LIBS
+
+    if "tvm_runtime_cuda" not in _LOADED_LIBS:
+        from tvm_ffi.libinfo import load_lib_ctypes
+
+        runtime_dir = Path(_LOADED_LIBS["tvm_runtime"]._name).resolve().parent
+        try:
+            _LOADED_LIBS["tvm_runtime_cuda"] = load_lib_ctypes(
+                package="tvm", target_name="tvm_runtime_cuda", extra_lib_paths=[runtime_dir],
+                mode="RTLD_LOCAL")
+        except (OSError, RuntimeError) as e:  # FileNotFoundError is an OSError
+            return (f"TVM's CUDA runtime (libtvm_runtime_cuda) does not load here: "
+                    f"{str(e).strip().splitlines()[-1][:300]}")
+    if not tvm.cuda(0).exist:
+        return "artifact needs a CUDA GPU and there is none here"
     return ""
