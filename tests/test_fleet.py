@@ -297,3 +297,34 @@ cache_dir = "{tmp_path / 'cache'}"
     assert recs["elsewhere"]["status"] == "skipped" and "device absent" in recs["elsewhere"]["reason"]
     run = json.loads((out / "run.json").read_text())
     assert run["ray"]["address"] == "local" and run["ray"]["local_resources"] == {"device:here": 1.0}
+
+
+def test_gpu_device_gets_a_parity_cell_for_pytorch(tmp_path):
+    """A device whose PyTorch runs on a GPU (torch_device "cuda", as on a Jetson) gets a
+    pytorch parity cell: the reference is CPU FP32, and cuDNN's TF32 default once put the
+    GPU's PyTorch 0.008 off. The driver learns the device only at hello, so it adds the cell
+    then. Here, without a GPU, the cell exists and is skipped with the reason."""
+    pytest.importorskip("ray", reason=NO_RAY)
+    import torch
+
+    cfg = tmp_path / "fleet.toml"
+    cfg.write_text(f"""
+models = ["{TINY}"]
+variants = ["pytorch"]
+tasks = ["parity", "convert"]
+weights = "random"
+cache_dir = "{tmp_path / 'cache'}"
+options = {{ torch_device = "cuda" }}
+[devices.gpu]
+""")
+    out = tmp_path / "run"
+    proc = run_cli("edgebench.fleet", "--config", str(cfg), "--local-device", "gpu",
+                   "--device-wait", "0", "--out", str(out), env=_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    recs = {r["task"]: r for r in records(out)}
+    assert set(recs) == {"parity", "convert"}, recs
+    if torch.cuda.is_available():
+        assert recs["parity"]["status"] == "ok" and recs["parity"]["max_abs_diff"] <= 1e-3
+    else:
+        assert recs["parity"]["status"] == "skipped"
+        assert "torch.cuda.is_available() is False" in recs["parity"]["reason"]

@@ -374,6 +374,36 @@ def test_rpc_tuning_on_loopback(rpc_tracker, tmp_path):
     assert not (tmp_path / "rpc2").exists()                   # checked before any database
 
 
+def test_runner_gives_gather_kernels_valid_indices():
+    """MetaSchedule's default argument allocation fills index tensors with random values;
+    a gather (``take``, Swin-T's relative-position bias) then reads out of bounds and the
+    runner process dies, so every candidate failed and those tasks stayed untuned. Ours sets
+    integer arguments to 0. Both runners here are real, measuring a real built kernel."""
+    from tvm import te, topi
+    from tvm.s_tir import meta_schedule as ms
+
+    from converters.tvm import core, tuning
+
+    table = te.placeholder((169, 3), "float32", name="table")
+    index = te.placeholder((2401,), "int64", name="index")
+    mod = tvm.IRModule({"main": te.create_prim_func(
+        [table, index, topi.take(table, index, axis=0, mode="fast")])})
+    target, _ = core.resolve_target("host")
+    [built] = ms.builder.LocalBuilder(max_workers=1).build([ms.builder.BuilderInput(mod, target)])
+    assert built.error_msg is None, built.error_msg
+    args = ms.arg_info.ArgInfo.from_prim_func(mod["main"])
+
+    def run(alloc):
+        runner = ms.runner.LocalRunner(timeout_sec=60, f_alloc_argument=alloc,
+                                       evaluator_config=ms.runner.EvaluatorConfig(number=1))
+        return runner.run([ms.runner.RunnerInput(built.artifact_path, "cpu", args)])[0].result()
+
+    default = run(None)
+    assert default.error_msg and "exception" in default.error_msg      # the failure we fix
+    ours = run(tuning.alloc_valid_indices)
+    assert ours.error_msg is None and ours.run_secs and float(ours.run_secs[0]) > 0
+
+
 # ----------------------------------------------------------------------------- export
 
 

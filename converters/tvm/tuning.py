@@ -123,7 +123,28 @@ def _runner(cfg: TuneConfig):
         rc = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=cfg.rpc_key,
                                  session_timeout_sec=cfg.rpc_session_timeout_s)
         return ms.runner.RPCRunner(rpc_config=rc, evaluator_config=ev, max_workers=1)
-    return ms.runner.LocalRunner(timeout_sec=cfg.run_timeout_s, evaluator_config=ev)
+    return ms.runner.LocalRunner(timeout_sec=cfg.run_timeout_s, evaluator_config=ev,
+                                 f_alloc_argument=alloc_valid_indices)
+
+
+def alloc_valid_indices(device, args_info, alloc_repeat):
+    """MetaSchedule's argument allocation for the local runner, with integer arguments set
+    to zero instead of random values.
+
+    The default fills every argument at random, index tensors included, so a ``take``
+    (gather) kernel reads far out of bounds and the runner's process dies: Swin-T's six
+    relative-position-bias gathers got "LocalRunner: An exception occurred" for every
+    candidate and kept TVM's default schedule. Zero is a valid index for any gather; float
+    arguments stay random. (The RPC runner allocates on the device with its own default.)"""
+    import numpy as np
+    from tvm.s_tir.meta_schedule.runner.local_runner import default_alloc_argument
+
+    repeated = default_alloc_argument(device, args_info, alloc_repeat)
+    for args in repeated:
+        for a in args:
+            if "int" in str(a.dtype):
+                a.copyfrom(np.zeros(a.shape, dtype=str(a.dtype)))
+    return repeated
 
 
 def _light_tensor_intrin(target) -> bool:

@@ -92,6 +92,7 @@ class Driver:
                  device_wait: float, done: set, prior_records: list[dict]):
         self.fcfg, self.out, self.run_id, self.meta, self.console = fcfg, out, run_id, meta, console
         self.device_wait = device_wait
+        self.done = done
         self.results = out / "results.jsonl"
         self.devs: list[_Dev] = []
         for d in fcfg.devices.values():
@@ -217,6 +218,24 @@ class Driver:
         d.deadline = d.t_call + self.device_wait + PING_SLACK_S
         d.state = "starting"
 
+    def _add_reference_parity(self, d: _Dev) -> None:
+        """The device runs PyTorch on its GPU (known only once it said hello): that is no
+        longer the CPU FP32 reference, so each model's pytorch cells get a parity cell first,
+        as ``edgebench.full`` plans it there (``plan.build(reference_device=...)``)."""
+        from ..plan import REFERENCE_VARIANT, CellId
+
+        s = d.spec.settings
+        if "parity" not in s["tasks"] or REFERENCE_VARIANT not in s["variants"]:
+            return
+        steps, seen = [], set()
+        for kind, x in d.steps:
+            if kind == "cell" and x.variant == REFERENCE_VARIANT and x.model not in seen:
+                seen.add(x.model)
+                if (d.id, x.model, REFERENCE_VARIANT, "parity") not in self.done:
+                    steps.append(("cell", CellId(x.model, REFERENCE_VARIANT, "parity")))
+            steps.append((kind, x))
+        d.steps = steps
+
     def _next(self, d: _Dev) -> None:
         if not d.steps:
             self._release(d)
@@ -283,6 +302,8 @@ class Driver:
             d.timings["hello_s"] = call_s
             d.device = val.get("device")
             entry.update({k: v for k, v in val.items() if k != "setup_error"})
+            if val.get("torch_device") not in (None, "cpu"):
+                self._add_reference_parity(d)
             d.state = "running"
             entry["status"] = "running"
             for v, pr in (val.get("variants") or {}).items():
