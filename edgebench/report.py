@@ -262,3 +262,42 @@ def write_all(out: Path, records: list[dict], meta: dict) -> None:
         made = []
         meta.setdefault("report_warnings", []).append(f"plots failed: {e}")
     write_markdown(out / "report.md", rows, records, meta, made)
+
+
+def render(out: Path) -> Path:
+    """(Re)write summary.csv, report.md and plots/ of a run directory from its records, e.g.
+    for a run that was stopped before its own report step. Returns report.md's path."""
+    import json
+
+    out = Path(out)
+    results, run_json = out / "results.jsonl", out / "run.json"
+    for p in (results, run_json):
+        if not p.is_file():
+            raise FileNotFoundError(f"{p} does not exist: not an edgebench run directory")
+    write_all(out, store.read(results), json.loads(run_json.read_text()))
+    return out / "report.md"
+
+
+def main(argv=None) -> int:
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(
+        prog="python -m edgebench.report",
+        description="Rewrite report.md, summary.csv and plots/ of run directories from their "
+                    "results.jsonl and run.json (for a run stopped before its report step, "
+                    "or after a report change).")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="edgebench.full run directories")
+    args = p.parse_args(argv)
+    rc = 0
+    for d in args.runs:
+        try:
+            print(render(Path(d)))
+        except (OSError, ValueError) as e:
+            print(f"edgebench.report: {e}", file=sys.stderr)
+            rc = 2
+    return rc
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -76,3 +76,21 @@ def test_study_figures_beside_ours_only_on_an_agx_orin(tmp_path):
     meta["device_state"] = {"board_model": "NVIDIA Jetson Orin Nano Developer Kit"}
     report.write_all(tmp_path, recs, meta)
     assert "Beside the study" not in (tmp_path / "report.md").read_text()
+
+
+def test_report_cli_renders_a_stopped_run(tmp_path):
+    """A run stopped before its report step (here: the committed H100 run, whose cells were
+    cut by a time limit) gets report.md, summary.csv and plots from its records alone."""
+    import shutil
+
+    from testlib import REPO, run_cli
+
+    src = REPO / "results" / "reference-runs" / "2026-11-23-h100" / "2-gpu-fp32"
+    run = tmp_path / "run"
+    shutil.copytree(src, run, ignore=shutil.ignore_patterns("report.md", "summary.csv", "plots"))
+    proc = run_cli("edgebench.report", str(run), str(tmp_path / "nope"))
+    assert proc.returncode == 2 and "not an edgebench run directory" in proc.stderr
+    report = (run / "report.md").read_text()
+    assert "GPU: NVIDIA H100 80GB HBM3" in report and "| pytorch-compile | yes |" in report
+    assert (run / "summary.csv").read_text().count("resnet152") == 2
+    assert (run / "plots" / "latency.png").is_file()
