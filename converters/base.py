@@ -109,6 +109,9 @@ class Predictor:
     are in host memory."""
 
     meta: dict = {}
+    # The batch sizes this predictor can run, or None for any. The measurements use only
+    # these (an exported TVM artifact holds just the sizes it was compiled for).
+    batch_sizes: list[int] | None = None
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:  # pragma: no cover - protocol
         raise NotImplementedError

@@ -17,8 +17,9 @@ def _device(options: dict | None) -> str:
 def strict_fp32(device: str) -> dict:
     """On CUDA, turn TF32 off so the FP32 variants compute in FP32. PyTorch runs cuDNN
     convolutions in TF32 by default (``torch.backends.cudnn.allow_tf32`` is True, 10-bit
-    mantissa): on an H100 that put eager and compiled mobilenetv2 0.008 away from the CPU
-    reference, 8x the FP32 parity budget. Returns what was set, for the records."""
+    mantissa): on an H100 that put mobilenetv2 0.0084 (compiled) and 0.0079 (eager) away
+    from the CPU reference, 8x the FP32 parity budget (results/reference-runs/
+    2026-11-23-h100: 1-before-fixes, tf32-check.txt). Returns what was set, for the records."""
     import torch
 
     if not device.startswith("cuda"):
@@ -77,7 +78,8 @@ class PyTorchEager(Converter):
                 "torch_threads": torch.get_num_threads()}
 
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
-        fp32 = strict_fp32(_device(spec.options))   # before anything runs on the GPU
+        # Before anything runs on the GPU; convert and load share the worker process.
+        fp32 = strict_fp32(_device(spec.options))
         t = time.perf_counter()
         module = spec.build().to(_device(spec.options))
         return Artifact(self.name, obj=module, convert_s=time.perf_counter() - t,
@@ -86,7 +88,6 @@ class PyTorchEager(Converter):
     def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
         import torch
 
-        strict_fp32(_device(spec.options))
         return TorchPredictor(artifact.obj, _device(spec.options),
                               {"torch_threads": torch.get_num_threads()})
 

@@ -24,17 +24,10 @@ def is_oom(e: BaseException) -> bool:
     return "outofmemory" in name or any(w in str(e).lower() for w in _OOM_WORDS)
 
 
-def batch_sizes_of(predictor) -> list[int] | None:
-    """The batch sizes a predictor can run, sorted; None when any size works. An exported
-    TVM artifact, for one, holds only the sizes it was compiled for."""
-    sizes = getattr(predictor, "batch_sizes", None)
-    return sorted(int(b) for b in sizes) if sizes else None
-
-
 def fit_batch(predictor, wanted: int) -> int:
-    """``wanted`` when the predictor can run it, else its largest size below (or its
-    smallest): parity and accuracy give the same logits at any batch size."""
-    sizes = batch_sizes_of(predictor)
+    """``wanted`` when the predictor can run it (``Predictor.batch_sizes``), else its largest
+    size below (or its smallest): parity and accuracy give the same logits at any size."""
+    sizes = predictor.batch_sizes
     if sizes is None or wanted in sizes:
         return wanted
     below = [b for b in sizes if b <= wanted]
@@ -87,7 +80,7 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
     """Max-batch search: 1, 2, 4, ... until OOM, the profile's cap, the time budget, or the
     gain stops; on OOM one step down halfway between the last good batch and the failed one."""
     cfg = prof["throughput"]
-    sizes = batch_sizes_of(predictor)   # None: doubling; else only the sizes it can run
+    sizes = predictor.batch_sizes   # None: doubling; else only the sizes it can run (sorted)
 
     def larger(b: int) -> int:
         if sizes is None:

@@ -265,8 +265,9 @@ def write_all(out: Path, records: list[dict], meta: dict) -> None:
 
 
 def render(out: Path) -> Path:
-    """(Re)write summary.csv, report.md and plots/ of a run directory from its records, e.g.
-    for a run that was stopped before its own report step. Returns report.md's path."""
+    """(Re)write summary.csv, report.md and plots/ of a run directory (edgebench.full or
+    edgebench.fleet) from its records, e.g. for a run that was stopped before its own report
+    step. Returns report.md's path."""
     import json
 
     out = Path(out)
@@ -274,7 +275,13 @@ def render(out: Path) -> Path:
     for p in (results, run_json):
         if not p.is_file():
             raise FileNotFoundError(f"{p} does not exist: not an edgebench run directory")
-    write_all(out, store.read(results), json.loads(run_json.read_text()))
+    meta = json.loads(run_json.read_text())
+    if meta.get("kind") == "fleet":   # devices side by side, one sub-report per device
+        from .fleet import report as fleet_report
+
+        fleet_report.write_all(out, store.read(results), meta)
+    else:
+        write_all(out, store.read(results), meta)
     return out / "report.md"
 
 
@@ -287,7 +294,8 @@ def main(argv=None) -> int:
         description="Rewrite report.md, summary.csv and plots/ of run directories from their "
                     "results.jsonl and run.json (for a run stopped before its report step, "
                     "or after a report change).")
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="edgebench.full run directories")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                   help="run directories of edgebench.full or edgebench.fleet")
     args = p.parse_args(argv)
     rc = 0
     for d in args.runs:

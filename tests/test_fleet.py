@@ -297,6 +297,13 @@ cache_dir = "{tmp_path / 'cache'}"
     assert recs["elsewhere"]["status"] == "skipped" and "device absent" in recs["elsewhere"]["reason"]
     run = json.loads((out / "run.json").read_text())
     assert run["ray"]["address"] == "local" and run["ray"]["local_resources"] == {"device:here": 1.0}
+    # python -m edgebench.report re-renders a fleet run as a fleet report, not a plain one.
+    for p in (out / "report.md", out / "devices" / "here" / "report.md"):
+        p.unlink()
+    proc = run_cli("edgebench.report", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (out / "report.md").read_text().startswith("# edgebench fleet report")
+    assert (out / "devices" / "here" / "report.md").is_file()
 
 
 def test_gpu_device_gets_a_parity_cell_for_pytorch(tmp_path):

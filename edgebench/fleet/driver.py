@@ -35,6 +35,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from .. import store
+from ..plan import build
 from .config import Device, FleetConfig
 
 PING_SLACK_S = 120.0        # a present device's agent must answer within --device-wait + this
@@ -96,13 +97,7 @@ class Driver:
         self.results = out / "results.jsonl"
         self.devs: list[_Dev] = []
         for d in fcfg.devices.values():
-            todo = [c for c in d.cells if (d.id, c.model, c.variant, c.task) not in done]
-            steps, seen = [], set()
-            for c in todo:
-                if c.model not in seen:
-                    seen.add(c.model)
-                    steps.append(("prepare", c.model))
-                steps.append(("cell", c))
+            steps = self._steps(d.id, d.cells)
             dev = _Dev(d, steps, state="waiting" if steps else "done")
             self.devs.append(dev)
             entry = meta["devices"].setdefault(d.id, {"status": "not contacted"})
@@ -218,23 +213,17 @@ class Driver:
         d.deadline = d.t_call + self.device_wait + PING_SLACK_S
         d.state = "starting"
 
-    def _add_reference_parity(self, d: _Dev) -> None:
-        """The device runs PyTorch on its GPU (known only once it said hello): that is no
-        longer the CPU FP32 reference, so each model's pytorch cells get a parity cell first,
-        as ``edgebench.full`` plans it there (``plan.build(reference_device=...)``)."""
-        from ..plan import REFERENCE_VARIANT, CellId
-
-        s = d.spec.settings
-        if "parity" not in s["tasks"] or REFERENCE_VARIANT not in s["variants"]:
-            return
+    def _steps(self, dev_id: str, cells) -> list:
+        """[("prepare", model) | ("cell", CellId)] for the cells not yet done, in plan order."""
         steps, seen = [], set()
-        for kind, x in d.steps:
-            if kind == "cell" and x.variant == REFERENCE_VARIANT and x.model not in seen:
-                seen.add(x.model)
-                if (d.id, x.model, REFERENCE_VARIANT, "parity") not in self.done:
-                    steps.append(("cell", CellId(x.model, REFERENCE_VARIANT, "parity")))
-            steps.append((kind, x))
-        d.steps = steps
+        for c in cells:
+            if (dev_id, c.model, c.variant, c.task) in self.done:
+                continue
+            if c.model not in seen:
+                seen.add(c.model)
+                steps.append(("prepare", c.model))
+            steps.append(("cell", c))
+        return steps
 
     def _next(self, d: _Dev) -> None:
         if not d.steps:
@@ -303,7 +292,11 @@ class Driver:
             d.device = val.get("device")
             entry.update({k: v for k, v in val.items() if k != "setup_error"})
             if val.get("torch_device") not in (None, "cpu"):
-                self._add_reference_parity(d)
+                # PyTorch runs on the device's GPU (known only now): plan again as
+                # edgebench.full does there, which adds pytorch's own parity cells.
+                s = d.spec.settings
+                d.steps = self._steps(d.id, build(s["models"], s["variants"], s["tasks"],
+                                                  reference_device=val["torch_device"]))
             d.state = "running"
             entry["status"] = "running"
             for v, pr in (val.get("variants") or {}).items():
