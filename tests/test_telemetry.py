@@ -472,6 +472,19 @@ def test_device_state_here_never_raises_and_gives_reasons():
             assert key in st["unavailable"], f"{key} is None without a reason"
 
 
+def test_a_machine_without_the_cuda_toolkit_says_where_it_looked(tmp_path):
+    """A GPU server with only the driver and pip's CUDA libraries (the H100 runs) has no
+    /usr/local/cuda: the reason says so and points at the driver's version instead."""
+    from edgebench.telemetry.nvml import cuda_version_str
+
+    st = ds.device_state(str(tmp_path), run=_no_commands)
+    assert st["cuda"] is None
+    assert "/usr/local/cuda" in st["unavailable"]["cuda"]
+    assert "cuda_driver" in st["unavailable"]["cuda"]
+    # NVML's integer (nvmlSystemGetCudaDriverVersion): major * 1000 + minor * 10
+    assert [cuda_version_str(v) for v in (13000, 12060, 12020)] == ["13.0", "12.6", "12.2"]
+
+
 def test_clock_warnings():
     jetson = {"kind": "jetson", "nvpmodel": {"name": "MODE_30W", "id": 2}, "jetson_clocks": "off"}
     w = ds.clock_warnings(jetson, [])

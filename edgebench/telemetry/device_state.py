@@ -136,6 +136,9 @@ def is_jetson(root: str = "/") -> bool:
 
 
 def _cuda_version(root: str) -> str | None:
+    """The CUDA *toolkit* at /usr/local/cuda (JetPack installs it there). A machine with
+    only the driver and pip's CUDA libraries has none: the driver's CUDA version is then
+    in ``gpus[].cuda_driver`` (NVML)."""
     vj = _p(root, "/usr/local/cuda/version.json")
     if os.path.isfile(vj):
         with open(vj) as f:
@@ -144,7 +147,8 @@ def _cuda_version(root: str) -> str | None:
     if os.path.isfile(vt):
         m = re.search(r"([\d.]+)", _read(root, "/usr/local/cuda/version.txt"))
         return m.group(1) if m else None
-    return None
+    raise FileNotFoundError("no CUDA toolkit at /usr/local/cuda (version.json or version.txt);"
+                            " the driver's CUDA version, if any, is gpus[].cuda_driver")
 
 
 def _cudnn_version(root: str) -> str | None:

@@ -80,8 +80,14 @@ def device_memory_mb(index: int = 0):
     return read
 
 
+def cuda_version_str(v: int) -> str:
+    """NVML's CUDA version integer (major * 1000 + minor * 10, e.g. 13000) as "13.0"."""
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
 def gpu_info() -> tuple[list[dict] | None, str]:
-    """[{index, name, memory_total_mb, driver}] or (None, reason)."""
+    """[{index, name, memory_total_mb, driver, compute_capability, cuda_driver}] or
+    (None, reason)."""
     try:
         nv = _nvml()
     except Exception as e:  # noqa: BLE001
@@ -101,6 +107,12 @@ def gpu_info() -> tuple[list[dict] | None, str]:
             try:
                 info["compute_capability"] = ".".join(map(str, nv.nvmlDeviceGetCudaComputeCapability(h)))
             except Exception:  # noqa: BLE001
+                pass
+            try:
+                # v1 answers without libcuda (v2 asks libcuda.so, absent in driver-only
+                # containers like the H100 runs)
+                info["cuda_driver"] = cuda_version_str(nv.nvmlSystemGetCudaDriverVersion())
+            except Exception:  # noqa: BLE001 - old pynvml/driver
                 pass
             out.append(info)
         return out, ""
