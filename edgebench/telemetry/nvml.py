@@ -94,6 +94,12 @@ def gpu_info() -> tuple[list[dict] | None, str]:
         return None, f"NVML unavailable: {type(e).__name__}: {e}"
     try:
         driver = nv.nvmlSystemGetDriverVersion()
+        try:
+            # A system value, like the driver's: asked once. v1 answers without libcuda
+            # (v2 asks libcuda.so, absent in driver-only containers like the H100 runs).
+            cuda_driver = cuda_version_str(nv.nvmlSystemGetCudaDriverVersion())
+        except Exception:  # noqa: BLE001 - old pynvml/driver
+            cuda_driver = None
         out = []
         for i in range(nv.nvmlDeviceGetCount()):
             h = nv.nvmlDeviceGetHandleByIndex(i)
@@ -108,12 +114,8 @@ def gpu_info() -> tuple[list[dict] | None, str]:
                 info["compute_capability"] = ".".join(map(str, nv.nvmlDeviceGetCudaComputeCapability(h)))
             except Exception:  # noqa: BLE001
                 pass
-            try:
-                # v1 answers without libcuda (v2 asks libcuda.so, absent in driver-only
-                # containers like the H100 runs)
-                info["cuda_driver"] = cuda_version_str(nv.nvmlSystemGetCudaDriverVersion())
-            except Exception:  # noqa: BLE001 - old pynvml/driver
-                pass
+            if cuda_driver:
+                info["cuda_driver"] = cuda_driver
             out.append(info)
         return out, ""
     except Exception as e:  # noqa: BLE001
