@@ -268,9 +268,16 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert meta["sessions"][-1]["measure_threads"] >= 1
 
     # 2. Resume: the same command counts the records toward --trials and runs the rest.
+    # A second model's database for the same target (here a copy) pre-trains the cost model.
+    sibling = db.parent / "sibling_model-3x64x64"
+    shutil.copytree(db, sibling, ignore=shutil.ignore_patterns("logs"))
     r = _cli(*args, "--summary", str(tmp_path / "s.json"))
     assert r.returncode == 0, r.stderr[-3000:]
     s = json.loads((tmp_path / "s.json").read_text())["tuning"]
+    assert s["transfer_from"] == [str(sibling)]
+    assert "pre-trained on 1 other database(s) (sibling_model-3x64x64)" in r.stderr
+    transfer = json.loads((db / "tuning.json").read_text())["sessions"][-1]["cost_model_transfer"]
+    assert transfer["records"] == kept and transfer["workloads"] >= 1, transfer
     assert s["trials_before"] == kept
     assert s["trials_run"] == 12 - kept or (s["trials_run"] > 0 and s["trials_after"] >= 12)
     assert s["trials_after"] == len(_records(db)) >= 12
@@ -296,6 +303,43 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     # An untuned build of the same model is a different cache entry.
     art0 = conv.convert(_spec({"tuning_dir": str(tmp_path / "none")}), tmp_path / "cache")
     assert art0.path != art.path and art0.meta["tuning"]["status"] == "untuned"
+
+
+def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path):
+    """Another database's measurements give the cost model a trained booster before any of
+    this model's candidates is measured: its predictions stop being random draws."""
+    from tvm.s_tir import meta_schedule as ms
+
+    from converters.tvm import core, tuning
+
+    db = _db_dir(tuned_dir["root"])
+    target, _ = core.resolve_target("host")
+    # Found as a sibling of this model's database; this model's own is never a source.
+    other = tmp_path / db.parent.name / "other_model-3x64x64"
+    shutil.copytree(db, other, ignore=shutil.ignore_patterns("logs"))
+    mine = other.parent / f"{MODEL}-{SIZE_ARG}"
+    assert tuning.transfer_databases(mine) == [other]
+    assert tuning.transfer_databases(mine, auto=False) == []
+    assert tuning.transfer_databases(tmp_path / "t" / db.parent.name / "m",
+                                     extra=[tmp_path], auto=False) == [other]
+    assert tuning.transfer_databases(other) == []
+    (tmp_path / "t").mkdir()
+    with pytest.raises(ValueError, match="holds no tuning database"):
+        tuning.transfer_databases(mine, extra=[tmp_path / "t"])
+
+    recs = ms.database.JSONDatabase(work_dir=str(db)).get_all_tuning_records()
+    ctx = ms.TuneContext(mod=recs[0].workload.mod, target=target, task_name="t")
+    cands = [r.as_measure_candidate() for r in recs
+             if core.task_hash(r.workload.mod) == core.task_hash(recs[0].workload.mod)]
+    model = ms.cost_model.XGBModel(extractor=ms.feature_extractor.PerStoreFeature(),
+                                   num_warmup_samples=4, adaptive_training=True)
+    before = model.predict(ctx, cands), model.predict(ctx, cands)
+    assert not np.allclose(*before)        # untrained: uniform random scores
+    info = tuning._transfer_cost_model(model, target, [other])
+    assert info["records"] == len(recs) and info["databases"][0]["records"] == len(recs)
+    assert model.booster is not None
+    after = model.predict(ctx, cands), model.predict(ctx, cands)
+    np.testing.assert_allclose(*after)     # trained: the same candidates, the same scores
 
 
 def _free_port() -> int:
@@ -600,6 +644,9 @@ def test_nvrtc_ptx_for_sm87():
     (["--trials", "0"], "nothing to do"),
     (["--batch-sizes", "1,2"], "only applies to --export"),
     (["--target", "jetson-agx-orin", "--trials", "8"], "--rpc-tracker"),
+    (["--transfer-from", "/no/such/dir"], "no such directory"),
+    (["--transfer-from", "tests", "--no-transfer"], "contradict"),
+    (["--transfer-from", "tests"], "holds no tuning database"),
 ])
 def test_bad_arguments_exit_2(argv, needle, capsys):
     from edgebench import tune

@@ -10,6 +10,10 @@ toward ``--trials`` and tunes only the remainder; the search starts from the bes
 schedules (evolutionary search seeds its population from the database) and the cost model
 is warm-started from the recorded measurements.
 
+Transfer: before the first search the cost model is also trained on the other models'
+databases for the same target (``<tuning_dir>/<target-slug>/*``, plus ``--transfer-from``),
+so it ranks candidates from the first round instead of guessing (``_transfer_cost_model``).
+
 ``tuning.json`` next to the database keeps the sessions (trials, seconds, runner) so records
 can say how long tuning took.
 """
@@ -50,6 +54,8 @@ class TuneConfig:
     seed: int = 0
     op_names: Optional[list] = None     # tune only tasks whose name contains one of these
     layout: str = "NCHW"                # conv2d layout TVM computes in (see core.lower_for_tuning)
+    transfer: bool = True               # pre-train the cost model on sibling databases
+    transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     verbose: bool = False               # MetaSchedule's own console log
 
 
@@ -197,6 +203,92 @@ def _warm_start_cost_model(cost_model, contexts, db):
         except Exception as e:  # noqa: BLE001 - warm start is an optimisation only
             log.debug("cost-model warm start skipped a task: %s", e)
     return n
+
+
+def transfer_databases(db_dir, extra=None, auto: bool = True) -> list[Path]:
+    """Tuning databases whose measurements pre-train the cost model for ``db_dir``.
+
+    ``auto``: the other models' databases for the same target (``db_dir``'s siblings under
+    ``<tuning-dir>/<target-slug>/``). ``extra``: more folders, each a database or a folder
+    of databases (e.g. another tuning dir's ``<target-slug>``, or a tuning dir: then its
+    sub-folder for this target). This model's own database is left out (it warm-starts the
+    model anyway, see ``_warm_start_cost_model``)."""
+    db_dir = Path(db_dir)
+    found: list[Path] = []
+
+    def add_children(folder: Path):
+        if folder.is_dir():
+            found.extend(sorted(c for c in folder.iterdir() if core.database_exists(c)))
+
+    if auto:
+        add_children(db_dir.parent)
+    for e in extra or []:
+        e = Path(e)
+        if not e.is_dir():
+            raise ValueError(f"--transfer-from {e}: no such directory")
+        n = len(found)
+        if core.database_exists(e):
+            found.append(e)
+        else:
+            add_children(e / db_dir.parent.name)   # a tuning dir: this target's folder
+            add_children(e)                        # a target folder
+        if len(found) == n:
+            raise ValueError(f"--transfer-from {e}: holds no tuning database (for this "
+                             f"target: {db_dir.parent.name})")
+    out, seen = [], set()
+    for f in found:
+        key = f.resolve()
+        if key != db_dir.resolve() and key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) -> dict:
+    """Train the cost model on other tuning databases' measurements before the first search.
+
+    MetaSchedule's XGBoost model learns a schedule's speed *relative to the best one of its
+    own workload* from features of the loop nest (PerStoreFeature), so what it learns on one
+    model's convolutions ranks candidates for another's (the idea of TenSet, Zheng et al.
+    2021). Without it the model predicts at random until 100 of this model's own candidates
+    are measured, and with ~15 candidates per task at 512 trials most tasks are searched
+    blind. This shapes only which candidates get measured: every figure in the database is
+    still this model's own measurement on this target."""
+    from tvm.s_tir import meta_schedule as ms
+    from tvm.s_tir.meta_schedule.runner import RunnerResult
+
+    t0 = time.perf_counter()
+    n = workloads = 0
+    used = []
+    for d in db_dirs:
+        try:
+            recs = ms.database.JSONDatabase(work_dir=str(d),
+                                            allow_missing=False).get_all_tuning_records()
+        except Exception as e:  # noqa: BLE001 - an unreadable database is skipped, said below
+            log.warning("cost-model transfer skipped %s: %s", d, core._first_line(e))
+            continue
+        by_wl: dict = {}
+        for r in recs:
+            if r.run_secs is not None and len(r.run_secs):
+                by_wl.setdefault(core.task_hash(r.workload.mod), (r.workload.mod, []))[1].append(r)
+        k = 0
+        for mod, rs in by_wl.values():
+            rs = sorted(rs, key=lambda r: float(sorted(float(x) for x in r.run_secs)[0]))
+            rs = rs[:per_workload]
+            try:
+                ctx = ms.TuneContext(mod=mod, target=target, task_name="transfer")
+                cost_model.update(ctx, [r.as_measure_candidate() for r in rs],
+                                  [RunnerResult(run_secs=list(r.run_secs), error_msg=None)
+                                   for r in rs])
+            except Exception as e:  # noqa: BLE001 - e.g. a workload this TVM cannot replay
+                log.debug("cost-model transfer skipped a workload of %s: %s", d, e)
+                continue
+            k += len(rs)
+            workloads += 1
+        n += k
+        used.append({"database": str(d), "records": k})
+    return {"records": n, "workloads": workloads, "databases": used,
+            "seconds": round(time.perf_counter() - t0, 1)}
 
 
 class _Loop:
@@ -360,6 +452,9 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "runner": f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}" if cfg.rpc_tracker else "local",
             "database": str(db_dir), "batch_size": batch, "layout": cfg.layout,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"]}
+    transfer_from = transfer_databases(db_dir, cfg.transfer_from, cfg.transfer) \
+        if remaining > 0 else []
+    info["transfer_from"] = [str(p) for p in transfer_from]
     if on_start:
         on_start(info)
     t_tune = time.perf_counter()
@@ -378,6 +473,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             adaptive_training=True, num_tuning_cores=core.physical_cores())
         warm = _warm_start_cost_model(cost_model, contexts, database) if before["trials"] else 0
         info["cost_model_warm_start_records"] = warm
+        if transfer_from:
+            info["cost_model_transfer"] = _transfer_cost_model(cost_model, target, transfer_from)
         info["setup_s"] = round(time.perf_counter() - t_setup, 1)
         runner = _runner(cfg)
         loop = _Loop(contexts, weights, database, cost_model, _builder(cfg), runner,
@@ -411,6 +508,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "trials_after": after["trials"], "tuning_s": round(tuning_s, 1),
             "interrupted": interrupted, "runner": info["runner"],
             "measure_threads": threads["threads"],
+            "cost_model_transfer": info.get("cost_model_transfer"),
             "target": core.target_dict(target), "errors": state["errors"],
             "build_errors": state["build_errors"], **core.tvm_versions()})
     return {**info, "trials_run": run_trials, "trials_after": after["trials"],
