@@ -88,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-size", metavar="CxHxW",
                    help="override the model's input size, e.g. 3x96x96")
     p.add_argument("--layout", choices=["NCHW", "NHWC"], default=None,
-                   help="conv2d layout TVM computes in (default: the database's, else NCHW)")
+                   help="conv2d layout TVM computes in (default: the database's, else NHWC "
+                        "on CPUs, NCHW on GPUs)")
     p.add_argument("--importer", choices=["auto", "torch.export", "onnx"], default="auto",
                    help="model importer (default auto: torch.export, ONNX if that fails)")
     p.add_argument("--cuda-format", choices=["cubin", "ptx"], default="cubin",
@@ -280,7 +281,7 @@ def run(args, parsed) -> dict:
     target = parsed["target"]
     spec, weights_note = _load_model(args, parsed["input_size"])
     db_dir = core.db_dir_for(args.tuning_dir, target, spec.name, spec.input_size)
-    layout = (args.layout or core.read_db_meta(db_dir).get("layout") or "NCHW").upper()
+    layout = core.layout_for(target, db_dir, args.layout)
     summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
                      "input_size": list(spec.input_size), "target": core.target_dict(target),
                      "target_name": parsed["target_name"], "database": str(db_dir),

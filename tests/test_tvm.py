@@ -22,7 +22,7 @@ import pytest
 tvm = pytest.importorskip("tvm", reason="apache-tvm not installed (pip install 'edgebench[tvm]')")
 
 REPO = Path(__file__).resolve().parents[1]
-MODEL = "test_resnet"          # timm's tiny test network: 0.47 M parameters, 22 TVM tasks
+MODEL = "test_resnet"          # timm's tiny test network: 0.47 M parameters, 23 TVM tasks
 SIZE = (3, 64, 64)
 SIZE_ARG = "3x64x64"
 TOL = 1e-3                     # FP32 parity budget (DESIGN.md)
@@ -205,6 +205,52 @@ def test_fast_math_activations():
             assert rel.max() <= 1e-6, (name, rel.max())
 
 
+def test_nhwc_keeps_relu6_fused_with_its_conv():
+    """Computed in NHWC, conv + BN + ReLU6 is one kernel, with no transposes between layers
+    (ConvertLayout has no rule for clip: it used to wrap each ReLU6 in two transposes), and
+    the result still matches PyTorch."""
+    import torch
+    from tvm import relax
+
+    from converters.tvm import core
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(16, 32, 1, bias=False), torch.nn.BatchNorm2d(32), torch.nn.ReLU6(),
+        torch.nn.Conv2d(32, 32, 3, padding=1, groups=32, bias=False), torch.nn.BatchNorm2d(32),
+        torch.nn.ReLU6(), torch.nn.Conv2d(32, 16, 1, bias=False)).eval()
+    x = np.random.RandomState(4).standard_normal((1, 16, 12, 12)).astype(np.float32) * 4
+    with torch.inference_mode():
+        ref = model(torch.from_numpy(x)).numpy()
+    target, _ = core.resolve_target("host")
+    res = core.build_library(model, (16, 12, 12), 1, target, layout="NHWC")
+    names = [t["name"] for t in res["tuning"]["per_task"]]
+    convs = [n for n in names if "conv2d" in n]
+    assert len(convs) == 3 and all("transpose" not in n for n in convs), names
+    assert sum("maximum_minimum" in n for n in convs) == 2, names
+    assert len(names) == 5, names      # the three convs + the input's and output's transposes
+    out = relax.VirtualMachine(res["executable"], tvm.cpu())["main"](tvm.runtime.tensor(x))
+    out = (out if hasattr(out, "numpy") else out[0]).numpy()
+    assert np.abs(out - ref).max() <= TOL
+
+
+def test_layout_follows_the_option_then_the_database_then_the_target(tmp_path):
+    from converters.tvm import core
+
+    host, _ = core.resolve_target("host")
+    orin, _ = core.resolve_target("jetson-agx-orin")
+    assert core.layout_for(host) == "NHWC" and core.layout_for(orin) == "NCHW"
+    assert core.layout_for(host, tmp_path / "none", "nchw") == "NCHW"
+    db = tmp_path / "db"
+    db.mkdir()
+    (db / core.DB_WORKLOAD).write_text('["0", {}]\n')
+    (db / core.DB_RECORDS).write_text('[0, []]\n')
+    assert core.layout_for(host, db) == "NCHW"      # tuned before layouts were recorded
+    (db / core.DB_META).write_text('{"layout": "NHWC"}')
+    assert core.layout_for(orin, db) == "NHWC"      # the database's workloads decide
+    assert core.layout_for(host, db, "NCHW") == "NCHW"
+
+
 def test_onnx_importer_path(tmp_path):
     import converters
 
@@ -296,7 +342,9 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert t["status"] == "tuned", t
     assert t["trials"] == len(_records(db))
     assert t["tuning_s"] and t["tuning_s"] > 0
-    assert 0 < t["tasks_tuned"] <= t["tasks_total"] == 22
+    # Tuned in the CPU default, NHWC: 22 kernels + the input's transpose to NHWC.
+    assert art.meta["layout"] == "NHWC" and meta["layout"] == "NHWC"
+    assert 0 < t["tasks_tuned"] <= t["tasks_total"] == 23
     assert Path(t["database"]) == db
     x = np.random.RandomState(3).standard_normal((1, *SIZE)).astype(np.float32)
     assert np.abs(conv.load(art, spec)(x) - _torch_logits(spec, x)).max() <= TOL

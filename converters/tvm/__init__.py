@@ -10,7 +10,7 @@ Options (``spec.options``, from the CLI):
                  of compiling, after checking every file's sha256 against its manifest
   tvm_importer   ``auto`` (torch.export, ONNX if that fails) | ``torch.export`` | ``onnx``
   tvm_layout     conv2d layout TVM computes in: ``NCHW`` | ``NHWC`` (default: the layout the
-                 tuning database was made with, else NCHW)
+                 tuning database was made with, else NHWC on CPUs and NCHW on GPUs)
 
 Batch sizes: shapes are static. Batch 1 is compiled by ``convert``; any other batch size is
 compiled on its first call and cached on disk (an exported artifact holds the batch sizes it
@@ -147,10 +147,9 @@ class TvmConverter(Converter):
             raise SkipVariant(why)
         tuning_dir = opts.get("tuning_dir") or DEFAULT_TUNING_DIR
         db_dir = core.db_dir_for(tuning_dir, target, spec.name, spec.input_size)
-        db_meta = core.read_db_meta(db_dir)
-        layout = opts.get("tvm_layout") or db_meta.get("layout") or "NCHW"
+        layout = core.layout_for(target, db_dir, opts.get("tvm_layout"))
         return {"target": target, "target_name": tname, "db_dir": db_dir,
-                "importer": opts.get("tvm_importer") or "auto", "layout": layout.upper()}
+                "importer": opts.get("tvm_importer") or "auto", "layout": layout}
 
     def _cache_paths(self, spec, cache: Path, batch: int, ctx: dict):
         from . import core
