@@ -37,8 +37,8 @@ cost-model transfer:
   models' databases for the same target (siblings of this model's database), plus any
   --transfer-from DIR. It then ranks candidates from the first round instead of at random:
   on mobilenetv2_100 at 512 trials, with the five other study models' 512-trial databases,
-  the network's p50 was 4-5% lower over three seeds, with a narrower spread (docs/tvm.md,
-  "Cost-model transfer"). Only the choice of candidates changes; every record is still
+  the network's p50 was 4-5% lower over three seeds (NCHW), with a narrower spread
+  (docs/tvm.md, "Cost-model transfer"). Only the choice of candidates changes; every record is still
   measured on this target.
   --no-transfer turns it off. tuning.json records which databases were used.
 
