@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +41,7 @@ def main(argv=None) -> int:
     from tvm.runtime.vm import VirtualMachine
 
     from converters.tvm import core
+    from edgebench.measure import timed_calls
     from edgebench.models import make_spec, resolve_weights
 
     target, _ = core.resolve_target(args.target)
@@ -56,32 +56,28 @@ def main(argv=None) -> int:
         db = core.db_dir_for(d, target, spec.name, spec.input_size)
         if not core.database_exists(db):
             p.error(f"no database for {spec.name} on this target in {d} (looked in {db})")
-        t = time.perf_counter()
         layout = core.layout_for(target, db)   # the one it was tuned in
         res = core.build_library(model, spec.input_size, 1, target, db_dir=db, spec=spec,
                                  layout=layout)
         vm = VirtualMachine(res["executable"], tvm.cpu(0))
         runs[d] = {"fn": vm["main"], "vm": vm, "times": [],
                    "estimate_ms": res["tuning"]["estimate_ms"], "layout": layout,
-                   "trials": res["tuning"]["trials"], "build_s": time.perf_counter() - t}
+                   "trials": res["tuning"]["trials"]}
         print(f"built {d}: {res['tuning']['trials']} trials, estimate "
               f"{res['tuning']['estimate_ms']} ms", file=sys.stderr, flush=True)
     for r in runs.values():
         for _ in range(20):
             r["fn"](inp)
     for _ in range(args.rounds):
-        for r in runs.values():
-            fn, ts = r["fn"], r["times"]
-            for _ in range(args.calls):
-                t0 = time.perf_counter()
-                fn(inp)
-                ts.append(time.perf_counter() - t0)
+        for r in runs.values():   # the suite's own timing loop, ``calls`` calls per round
+            r["times"].extend(timed_calls(lambda _, fn=r["fn"]: fn(inp), None, args.calls,
+                                          0.0, 1e6))
     out = {"model": spec.name, "weights": spec.weights, "weights_note": note,
            "target": core.target_dict(target), "tvm_threads": threads, **core.tvm_versions(),
            "rounds": args.rounds, "calls_per_round": args.calls, "databases": []}
     base = None
     for d, r in runs.items():
-        a = np.asarray(r["times"]) * 1e3
+        a = np.asarray(r["times"])   # ms
         row = {"tuning_dir": d, "layout": r["layout"], "trials": r["trials"],
                "estimate_ms": r["estimate_ms"],
                "p50_ms": round(float(np.median(a)), 3),

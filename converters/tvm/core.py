@@ -356,30 +356,24 @@ def clip_as_min_max(mod):
     cut the conv's fusion with its activation. Binary elementwise ops with a scalar follow
     any layout, so after this rewrite conv+bias+ReLU6 fuse into one NHWC kernel."""
     from tvm import relax
-    from tvm.relax import PyExprMutator, expr_functor
+
+    from .relax_rewrite import rewrite_calls
 
     def bound(v):
         v = getattr(v, "value", v)
         return float(getattr(v, "value", v))
 
-    @expr_functor.mutator
-    class _Mutator(PyExprMutator):
-        def visit_call_(self, call):
-            call = super().visit_call_(call)
-            if getattr(call.op, "name", None) != "relax.clip":
-                return call
-            dtype = str(getattr(call.args[0].ty, "dtype", ""))
-            if not dtype.startswith("float"):
-                return call
-            lo = relax.const(bound(call.args[1]), dtype)
-            hi = relax.const(bound(call.args[2]), dtype)
-            return relax.op.minimum(relax.op.maximum(call.args[0], lo), hi)
+    def rule(bb, call):
+        if getattr(call.op, "name", None) != "relax.clip":
+            return None
+        dtype = str(getattr(call.args[0].ty, "dtype", ""))
+        if not dtype.startswith("float"):
+            return None
+        lo = relax.const(bound(call.args[1]), dtype)
+        hi = relax.const(bound(call.args[2]), dtype)
+        return relax.op.minimum(relax.op.maximum(call.args[0], lo), hi)
 
-    m = _Mutator(mod)
-    for gv, func in mod.functions_items():
-        if isinstance(func, relax.Function):
-            m.builder_.update_func(gv, m.visit_expr(func))
-    return m.builder_.get()
+    return rewrite_calls(mod, rule)
 
 
 def lower_for_tuning(mod, target, layout: str = "NCHW"):

@@ -31,8 +31,9 @@ def _fast_sigmoid(x):
 
 def rewrite(mod):
     """The module with float32 exp/erf-based activations replaced by their fast forms."""
-    from tvm import relax, tirx, topi
-    from tvm.relax import PyExprMutator, expr_functor
+    from tvm import tirx, topi
+
+    from .relax_rewrite import rewrite_calls
 
     def f32(call) -> bool:
         ty = getattr(call.args[0], "ty", None)      # a TensorType for tensors
@@ -57,21 +58,11 @@ def rewrite(mod):
         "relax.tanh": lambda bb, c: bb.call_te(topi.fast_tanh, c.args[0]),
     }
 
-    @expr_functor.mutator
-    class _Mutator(PyExprMutator):
-        def visit_call_(self, call):
-            call = super().visit_call_(call)
-            op = getattr(call.op, "name", None)
-            rule = rules.get(op)
-            if rule is not None and f32(call):
-                return rule(self.builder_, call)
-            return call
+    def rule(bb, call):
+        fn = rules.get(getattr(call.op, "name", None))
+        return fn(bb, call) if fn is not None and f32(call) else None
 
-    m = _Mutator(mod)
-    for gv, func in mod.functions_items():
-        if isinstance(func, relax.Function):
-            m.builder_.update_func(gv, m.visit_expr(func))
-    return m.builder_.get()
+    return rewrite_calls(mod, rule)
 
 
 def applies_to(target) -> bool:

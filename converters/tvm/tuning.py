@@ -53,7 +53,7 @@ class TuneConfig:
     rpc_session_timeout_s: int = 60
     seed: int = 0
     op_names: Optional[list] = None     # tune only tasks whose name contains one of these
-    layout: str = "NCHW"                # conv2d layout TVM computes in (see core.lower_for_tuning)
+    layout: Optional[str] = None        # conv2d layout (None: core.layout_for's default)
     transfer: bool = True               # pre-train the cost model on sibling databases
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     verbose: bool = False               # MetaSchedule's own console log
@@ -183,23 +183,26 @@ def _light_tensor_intrin(target) -> bool:
     return True
 
 
-def _warm_start_cost_model(cost_model, contexts, db):
-    """Feed the measurements already in the database to the cost model (resume)."""
+def _train_on_records(cost_model, ctx, db, workload, top_k: int = 256) -> int:
+    """Feed the best ``top_k`` measured records of ``workload`` in ``db`` to the cost model
+    under ``ctx`` (its target and workload); returns how many."""
     from tvm.s_tir.meta_schedule.runner import RunnerResult
 
+    recs = db.get_top_k(workload, top_k)
+    if recs:
+        cost_model.update(ctx, [r.as_measure_candidate() for r in recs],
+                          [RunnerResult(run_secs=list(r.run_secs), error_msg=None)
+                           for r in recs])
+    return len(recs)
+
+
+def _warm_start_cost_model(cost_model, contexts, db):
+    """Feed the measurements already in the database to the cost model (resume)."""
     n = 0
     for ctx in contexts:
         try:
-            if not db.has_workload(ctx.mod):
-                continue
-            wl = db.commit_workload(ctx.mod)
-            recs = db.get_top_k(wl, 256)
-            if not recs:
-                continue
-            cands = [r.as_measure_candidate() for r in recs]
-            results = [RunnerResult(run_secs=list(r.run_secs), error_msg=None) for r in recs]
-            cost_model.update(ctx, cands, results)
-            n += len(recs)
+            if db.has_workload(ctx.mod):
+                n += _train_on_records(cost_model, ctx, db, db.commit_workload(ctx.mod))
         except Exception as e:  # noqa: BLE001 - warm start is an optimisation only
             log.debug("cost-model warm start skipped a task: %s", e)
     return n
@@ -255,36 +258,28 @@ def _transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) -
     blind. This shapes only which candidates get measured: every figure in the database is
     still this model's own measurement on this target."""
     from tvm.s_tir import meta_schedule as ms
-    from tvm.s_tir.meta_schedule.runner import RunnerResult
 
     t0 = time.perf_counter()
     n = workloads = 0
     used = []
     for d in db_dirs:
         try:
-            recs = ms.database.JSONDatabase(work_dir=str(d),
-                                            allow_missing=False).get_all_tuning_records()
+            db = ms.database.JSONDatabase(work_dir=str(d), allow_missing=False)
+            by_hash = {core.task_hash(r.workload.mod): r.workload
+                       for r in db.get_all_tuning_records()}
         except Exception as e:  # noqa: BLE001 - an unreadable database is skipped, said below
             log.warning("cost-model transfer skipped %s: %s", d, core._first_line(e))
             continue
-        by_wl: dict = {}
-        for r in recs:
-            if r.run_secs is not None and len(r.run_secs):
-                by_wl.setdefault(core.task_hash(r.workload.mod), (r.workload.mod, []))[1].append(r)
         k = 0
-        for mod, rs in by_wl.values():
-            rs = sorted(rs, key=lambda r: float(sorted(float(x) for x in r.run_secs)[0]))
-            rs = rs[:per_workload]
+        for wl in by_hash.values():
             try:
-                ctx = ms.TuneContext(mod=mod, target=target, task_name="transfer")
-                cost_model.update(ctx, [r.as_measure_candidate() for r in rs],
-                                  [RunnerResult(run_secs=list(r.run_secs), error_msg=None)
-                                   for r in rs])
+                ctx = ms.TuneContext(mod=wl.mod, target=target, task_name="transfer")
+                got = _train_on_records(cost_model, ctx, db, wl, per_workload)
             except Exception as e:  # noqa: BLE001 - e.g. a workload this TVM cannot replay
                 log.debug("cost-model transfer skipped a workload of %s: %s", d, e)
                 continue
-            k += len(rs)
-            workloads += 1
+            k += got
+            workloads += bool(got)
         n += k
         used.append({"database": str(d), "records": k})
     return {"records": n, "workloads": workloads, "databases": used,
@@ -435,7 +430,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         threads = core.configure_threads(target)
     mod, used, note = core.import_model(model, (batch, *input_size), importer, spec=spec,
                                         cache=cache)
-    lowered = core.lower_for_tuning(mod, target, cfg.layout)
+    layout = core.layout_for(target, db_dir, cfg.layout)
+    lowered = core.lower_for_tuning(mod, target, layout)
     tasks = core.extract_tasks(lowered, target)
     if cfg.op_names:
         tasks = [t for t in tasks if any(o in t.task_name for o in cfg.op_names)]
@@ -450,7 +446,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "remaining": max(0, remaining), "trials_per_iter": per_iter,
             "max_trials_per_task": per_task_cap, "importer": used, "importer_note": note,
             "runner": f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}" if cfg.rpc_tracker else "local",
-            "database": str(db_dir), "batch_size": batch, "layout": cfg.layout,
+            "database": str(db_dir), "batch_size": batch, "layout": layout,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"]}
     transfer_from = transfer_databases(db_dir, cfg.transfer_from, cfg.transfer) \
         if remaining > 0 else []
@@ -503,7 +499,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     after = core.tuning_summary(db_dir, tasks)
     if run_trials or interrupted:
         _record_session(db_dir, {
-            "started_at": started_at, "layout": cfg.layout, "batch_size": batch,
+            "started_at": started_at, "layout": layout, "batch_size": batch,
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
             "trials_after": after["trials"], "tuning_s": round(tuning_s, 1),
             "interrupted": interrupted, "runner": info["runner"],
