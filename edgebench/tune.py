@@ -32,15 +32,23 @@ tuning database:
   --trials continues a finished one. The edgebench "tvm" variant applies the database
   automatically (option tuning_dir).
 
-cost-model transfer:
-  Before searching, MetaSchedule's cost model is trained on the measurements in the other
-  models' databases for the same target (siblings of this model's database), plus any
-  --transfer-from DIR. It then ranks candidates from the first round instead of at random:
-  on mobilenetv2_100 at 512 trials, with the five other study models' 512-trial databases,
-  the network's p50 was 4-5% lower over three seeds (NCHW), with a narrower spread
-  (docs/tvm.md, "Cost-model transfer"). Only the choice of candidates changes; every record is still
-  measured on this target.
-  --no-transfer turns it off. tuning.json records which databases were used.
+cost-model transfer (off unless asked for):
+  --transfer trains MetaSchedule's cost model, before the first search, on the measurements
+  in the other models' databases for the same target (siblings of this model's database);
+  --transfer-from DIR adds (or names alone) other databases. Only databases tuned in the
+  same layout and design space are used. It helped in NCHW with MetaSchedule's default
+  space (network p50 4-5% lower over three seeds at 512 trials), but not in today's CPU
+  default, NHWC with vector-width tiling: 8% slower with a SqueezeNet database of that kind,
+  75% slower with the NCHW ones (docs/tvm.md, "Cost-model transfer"). Only the choice of
+  candidates changes; every record is still measured on this target. tuning.json records
+  which databases were used.
+
+design space:
+  On CPUs in NHWC, every conv and matmul whose output channels are a multiple of the vector
+  width tiles them at exactly one vector (16 floats on AVX-512, else 8 or 4); the other loops
+  are sampled as in MetaSchedule's default space. --design-space default turns it off.
+  mobilenetv2_100 at 512 trials: tuner estimate 1.74 ms against 3.04 ms (seed 0,
+  docs/tvm.md, "Vector-width tiling").
 
 remote measurement:
   --rpc-tracker HOST:PORT --rpc-key KEY builds candidates here and measures them on the
@@ -102,10 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="evolutionary-search population (default 256)")
     p.add_argument("--transfer-from", nargs="+", metavar="DIR", default=None,
                    help="also pre-train the cost model on these tuning databases (a database "
-                        "folder, a target folder, or a tuning dir); default: only the other "
-                        "models' databases for this target under --tuning-dir")
-    p.add_argument("--no-transfer", action="store_true",
-                   help="do not pre-train the cost model on other databases")
+                        "folder, a target folder, or a tuning dir)")
+    p.add_argument("--transfer", action="store_true",
+                   help="pre-train the cost model on the other models' databases for this "
+                        "target under --tuning-dir (same layout and design space only; off "
+                        "by default: no gain measured in the CPU default space)")
+    p.add_argument("--design-space", choices=["auto", "default"], default="auto",
+                   help="auto (default): on CPUs, channels-last convs and matmuls tile their "
+                        "output's innermost axis at the vector width; default: MetaSchedule's "
+                        "own space for every task")
     p.add_argument("--benchmark", action="store_true",
                    help="afterwards, compile with the database and compare batch-1 latency "
                         "(p50) with ONNX Runtime and PyTorch on this machine, plus parity")
@@ -187,8 +200,6 @@ def validate(args) -> dict:
                              "--rpc-key KEY (a device running tvm.exec.rpc_server), or use "
                              "--trials 0 to export untuned")
     if args.transfer_from:
-        if args.no_transfer:
-            raise UsageError("--transfer-from and --no-transfer contradict each other")
         from converters.tvm.tuning import transfer_databases
 
         here = Path(args.tuning_dir) / core.target_slug(target) / "-"
@@ -236,7 +247,13 @@ class _Progress:
         if info.get("transfer_from") and info["remaining"] > 0:
             names = ", ".join(Path(p).name for p in info["transfer_from"])
             c.print(f"cost model: pre-trained on {len(info['transfer_from'])} other "
-                    f"database(s) ({names}); --no-transfer to search without")
+                    f"database(s) ({names})")
+        if info.get("transfer_skipped") and info["remaining"] > 0:
+            kinds = sorted({f"{x['layout']}/{x['design_space']}"
+                            for x in info["transfer_skipped"]})
+            c.print(f"cost model: not trained on {len(info['transfer_skipped'])} database(s) "
+                    f"tuned another way ({', '.join(kinds)}; this session: "
+                    f"{info['layout']}/{info['session_design_space']})")
         if not self.enabled or info["remaining"] <= 0:
             return
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
@@ -294,8 +311,8 @@ def run(args, parsed) -> dict:
             trials=args.trials, trials_per_iter=args.trials_per_iter,
             max_trials_per_task=args.max_trials_per_task, population=args.population,
             rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key, seed=args.seed,
-            layout=layout, verbose=args.verbose, transfer=not args.no_transfer,
-            transfer_from=args.transfer_from)
+            layout=layout, verbose=args.verbose, transfer=args.transfer,
+            transfer_from=args.transfer_from, design_space=args.design_space)
         prog = _Progress(enabled=not args.no_progress and sys.stderr.isatty())
         try:
             res = tuning.tune(model, spec.input_size, args.batch_size, target, db_dir, cfg,

@@ -234,6 +234,72 @@ def test_nhwc_keeps_relu6_fused_with_its_conv():
     assert np.abs(out - ref).max() <= TOL
 
 
+def test_channels_last_kernels_tile_at_the_vector_width(tmp_path):
+    """In NHWC a conv's output channels are what it vectorises over: the design space fixes
+    that axis's innermost tile at the widest vector that divides it (16 floats for 48
+    channels on AVX-512, 8 for 24, AVX2's 8 for 48) and leaves every other task, and NCHW,
+    to MetaSchedule's default space."""
+    import torch
+    from tvm.s_tir import meta_schedule as ms
+
+    from converters.tvm import core, design_space
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(8, 48, 1), torch.nn.ReLU(),
+        torch.nn.Conv2d(48, 48, 3, padding=1, groups=48), torch.nn.ReLU(),
+        torch.nn.Conv2d(48, 24, 1), torch.nn.ReLU(),
+        torch.nn.Conv2d(24, 6, 1)).eval()
+    avx512 = tvm.target.Target({"kind": "llvm", "mcpu": "skylake-avx512", "num-cores": 2})
+    avx2 = tvm.target.Target({"kind": "llvm", "mcpu": "haswell", "num-cores": 2})
+    mod, _, _ = core.import_model(model, (1, 8, 10, 10))
+
+    def conv_tasks(target, layout):
+        tasks = core.extract_tasks(core.lower_for_tuning(mod, target, layout), target)
+        convs = {t.task_name.split("_")[1]: t.dispatched[0] for t in tasks
+                 if "conv2d" in t.task_name}
+        assert len(convs) == 4, [t.task_name for t in tasks]
+        return convs
+
+    convs = conv_tasks(avx512, "NHWC")
+    # conv2d: 8->48, conv2d1: depthwise 48, conv2d2: 48->24, conv2d3: 24->6
+    got = {k: design_space.vector_bits(f, avx512) for k, f in convs.items()}
+    assert got == {"conv2d": 512, "conv2d1": 512, "conv2d2": 256, "conv2d3": None}, got
+    got = {k: design_space.vector_bits(f, avx2) for k, f in conv_tasks(avx2, "NHWC").items()}
+    assert got == {"conv2d": 256, "conv2d1": 256, "conv2d2": 256, "conv2d3": None}, got
+    assert all(design_space.space_for(f, avx512, "NCHW") == "post-order-apply"
+               for f in conv_tasks(avx512, "NCHW").values())
+    assert design_space.space_for(convs["conv2d3"], avx512, "NHWC") == "post-order-apply"
+    # What a tuning session gets (and records in tuning.json), and the switch that turns it off.
+    from converters.tvm import tuning
+
+    tasks = core.extract_tasks(core.lower_for_tuning(mod, avx512, "NHWC"), avx512)
+    n = len(tasks)
+    for choice, want in (("auto", {"wide-vector": 3, "default": n - 3}),
+                         ("default", {"default": n})):
+        cfg = tuning.TuneConfig(design_space=choice)
+        ctxs, weights, spaces = tuning._tune_contexts(tasks, tmp_path, avx512, "NHWC", cfg)
+        assert len(ctxs) == len(weights) == n and spaces == want, spaces
+    with pytest.raises(ValueError, match="design_space must be one of"):
+        tuning._tune_contexts(tasks, tmp_path, avx512, "NHWC",
+                              tuning.TuneConfig(design_space="wide"))
+
+    def fixed_splits(func):
+        """The constant factors of the Split instructions in the design space's sketches."""
+        space = design_space.space_for(func, avx512, "NHWC")
+        ctx = ms.TuneContext(mod=func, target=avx512, space_generator=space, task_name="t")
+        found = set()
+        for sch in ctx.generate_design_space():
+            for inst in sch.trace.insts:
+                if inst.kind.name == "Split":
+                    found |= {int(f) for f in inst.inputs[1:] if isinstance(f, tvm.tirx.IntImm)}
+        return found
+
+    assert 16 in fixed_splits(convs["conv2d"])      # 48 channels: one 16-float vector
+    assert 8 in fixed_splits(convs["conv2d2"])      # 24 channels: 8 floats
+    assert not fixed_splits(convs["conv2d3"])       # default space: sampled tiles only
+
+
 def test_layout_follows_the_option_then_the_database_then_the_target(tmp_path):
     from converters.tvm import core
 
@@ -317,7 +383,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     # A second model's database for the same target (here a copy) pre-trains the cost model.
     sibling = db.parent / "sibling_model-3x64x64"
     shutil.copytree(db, sibling, ignore=shutil.ignore_patterns("logs"))
-    r = _cli(*args, "--summary", str(tmp_path / "s.json"))
+    r = _cli(*args, "--transfer", "--summary", str(tmp_path / "s.json"))
     assert r.returncode == 0, r.stderr[-3000:]
     s = json.loads((tmp_path / "s.json").read_text())["tuning"]
     assert s["transfer_from"] == [str(sibling)]
@@ -347,6 +413,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert art.meta["layout"] == "NHWC" and meta["layout"] == "NHWC"
     assert 0 < t["tasks_tuned"] <= t["tasks_total"] == 23
     assert Path(t["database"]) == db
+    assert t["design_space"] == "wide-vector"       # the convs tile channels at the vector
     x = np.random.RandomState(3).standard_normal((1, *SIZE)).astype(np.float32)
     assert np.abs(conv.load(art, spec)(x) - _torch_logits(spec, x)).max() <= TOL
     # An untuned build of the same model is a different cache entry.
@@ -375,6 +442,12 @@ def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path)
     (tmp_path / "t").mkdir()
     with pytest.raises(ValueError, match="holds no tuning database"):
         tuning.transfer_databases(mine, extra=[tmp_path / "t"])
+    # Only databases tuned like this session teach its cost model.
+    assert core.database_profile(other) == ("NHWC", "wide-vector")
+    assert core.database_profile(tmp_path / "t") == ("NCHW", "default")   # before records
+    assert tuning.split_by_profile([other], ("NHWC", "wide-vector")) == ([other], [])
+    assert tuning.split_by_profile([other], ("NCHW", "default")) == (
+        [], [{"database": str(other), "layout": "NHWC", "design_space": "wide-vector"}])
 
     recs = ms.database.JSONDatabase(work_dir=str(db)).get_all_tuning_records()
     ctx = ms.TuneContext(mod=recs[0].workload.mod, target=target, task_name="t")
@@ -696,7 +769,6 @@ def test_nvrtc_ptx_for_sm87():
     (["--batch-sizes", "1,2"], "only applies to --export"),
     (["--target", "jetson-agx-orin", "--trials", "8"], "--rpc-tracker"),
     (["--transfer-from", "/no/such/dir"], "no such directory"),
-    (["--transfer-from", "tests", "--no-transfer"], "contradict"),
     (["--transfer-from", "tests"], "holds no tuning database"),
 ])
 def test_bad_arguments_exit_2(argv, needle, capsys):

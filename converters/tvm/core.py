@@ -576,6 +576,15 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
             "timings": {k: round(v, 3) for k, v in timings.items()}}
 
 
+def database_profile(db_dir) -> tuple[str, str]:
+    """(layout, design space) a database was tuned in, from its ``tuning.json``: before
+    layouts were recorded NCHW, before design spaces were recorded "default"."""
+    meta = read_db_meta(db_dir) if db_dir else {}
+    wide = any((s.get("design_space") or {}).get("wide-vector")
+               for s in meta.get("sessions", []))
+    return str(meta.get("layout") or "NCHW").upper(), "wide-vector" if wide else "default"
+
+
 def tuning_meta(db_dir, summary: dict) -> dict:
     """The ``tuning`` block every record carries."""
     meta = read_db_meta(db_dir) if db_dir else {}
@@ -586,4 +595,5 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "database": str(db_dir) if db_dir else None,
             "tasks_tuned": summary.get("tasks_tuned", 0),
             "tasks_total": summary.get("tasks_total", 0),
-            "tuner_estimate_ms": summary.get("estimate_ms")}
+            "tuner_estimate_ms": summary.get("estimate_ms"),
+            "design_space": database_profile(db_dir)[1] if status == "tuned" else None}

@@ -10,9 +10,10 @@ toward ``--trials`` and tunes only the remainder; the search starts from the bes
 schedules (evolutionary search seeds its population from the database) and the cost model
 is warm-started from the recorded measurements.
 
-Transfer: before the first search the cost model is also trained on the other models'
-databases for the same target (``<tuning_dir>/<target-slug>/*``, plus ``--transfer-from``),
-so it ranks candidates from the first round instead of guessing (``_transfer_cost_model``).
+Transfer (asked for): before the first search the cost model is also trained on the other
+models' databases for the same target (``<tuning_dir>/<target-slug>/*``, plus ``--transfer-from``)
+that were tuned in the same layout and design space, so it ranks candidates from the first
+round instead of guessing (``_transfer_cost_model``).
 
 ``tuning.json`` next to the database keeps the sessions (trials, seconds, runner) so records
 can say how long tuning took.
@@ -31,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import core
+from . import core, design_space
 
 log = logging.getLogger("edgebench.tvm.tune")
 
@@ -54,8 +55,9 @@ class TuneConfig:
     seed: int = 0
     op_names: Optional[list] = None     # tune only tasks whose name contains one of these
     layout: Optional[str] = None        # conv2d layout (None: core.layout_for's default)
-    transfer: bool = True               # pre-train the cost model on sibling databases
+    transfer: bool = False              # pre-train the cost model on sibling databases
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
+    design_space: str = "auto"          # auto: CPU channels-last tiles at the vector width
     verbose: bool = False               # MetaSchedule's own console log
 
 
@@ -247,6 +249,21 @@ def transfer_databases(db_dir, extra=None, auto: bool = True) -> list[Path]:
     return out
 
 
+def split_by_profile(db_dirs, profile: tuple[str, str]) -> tuple[list[Path], list[dict]]:
+    """The databases tuned like this session (``profile``: layout, design space), and the
+    others with theirs. Only the first are used for the transfer: NCHW databases of the
+    default space pre-training an NHWC vector-width search took mobilenetv2's 512-trial
+    estimate from 1.74 to 3.63 ms (docs/tvm.md, "Vector-width tiling")."""
+    same, other = [], []
+    for d in db_dirs:
+        p = core.database_profile(d)
+        if p == tuple(profile):
+            same.append(d)
+        else:
+            other.append({"database": str(d), "layout": p[0], "design_space": p[1]})
+    return same, other
+
+
 def _transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) -> dict:
     """Train the cost model on other tuning databases' measurements before the first search.
 
@@ -284,6 +301,38 @@ def _transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) -
         used.append({"database": str(d), "records": k})
     return {"records": n, "workloads": workloads, "databases": used,
             "seconds": round(time.perf_counter() - t0, 1)}
+
+
+DESIGN_SPACES = ("auto", "default")
+
+
+def _tune_contexts(tasks, db_dir, target, layout: str, cfg: TuneConfig):
+    """One TuneContext per task (as ``extracted_tasks_to_tune_contexts``, same seeds and
+    logs), each with its own design space (``design_space.space_for``). Returns the
+    contexts, their weights and how many tasks got which space."""
+    from tvm.s_tir import meta_schedule as ms
+    from tvm.s_tir.meta_schedule.logging import get_loggers_from_work_dir
+    from tvm.s_tir.meta_schedule.utils import fork_seed
+
+    if cfg.design_space not in DESIGN_SPACES:
+        raise ValueError(f"design_space must be one of {', '.join(DESIGN_SPACES)} "
+                         f"(got '{cfg.design_space}')")
+    contexts, weights, spaces = [], [], {}
+    loggers = get_loggers_from_work_dir(str(db_dir), [t.task_name for t in tasks])
+    for task, logger, seed in zip(tasks, loggers, fork_seed(cfg.seed, n=len(tasks))):
+        func = task.dispatched[0]
+        space = "post-order-apply" if cfg.design_space == "default" else \
+            design_space.space_for(func, target, layout)
+        name = design_space.describe(space)
+        spaces[name] = spaces.get(name, 0) + 1
+        contexts.append(ms.TuneContext(
+            mod=func, target=task.target, space_generator=space,
+            search_strategy=ms.search_strategy.EvolutionarySearch(
+                population_size=cfg.population),
+            task_name=task.task_name, logger=logger, rand_state=seed,
+            num_threads=core.physical_cores()).clone())
+        weights.append(task.weight)
+    return contexts, weights, spaces
 
 
 class _Loop:
@@ -448,9 +497,13 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "runner": f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}" if cfg.rpc_tracker else "local",
             "database": str(db_dir), "batch_size": batch, "layout": layout,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"]}
-    transfer_from = transfer_databases(db_dir, cfg.transfer_from, cfg.transfer) \
-        if remaining > 0 else []
+    profile = (layout, design_space.session_space(cfg.design_space, target, layout))
+    transfer_from, transfer_skipped = split_by_profile(
+        transfer_databases(db_dir, cfg.transfer_from, cfg.transfer) if remaining > 0 else [],
+        profile)
     info["transfer_from"] = [str(p) for p in transfer_from]
+    info["transfer_skipped"] = transfer_skipped
+    info["session_design_space"] = profile[1]
     if on_start:
         on_start(info)
     t_tune = time.perf_counter()
@@ -459,10 +512,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     if remaining > 0:
         t_setup = time.perf_counter()
         _light_tensor_intrin(target)
-        contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
-            extracted_tasks=tasks, work_dir=str(db_dir),
-            strategy=ms.search_strategy.EvolutionarySearch(population_size=cfg.population),
-            num_threads=core.physical_cores(), seed=cfg.seed)
+        contexts, weights, spaces = _tune_contexts(tasks, db_dir, target, layout, cfg)
+        info["design_space"] = spaces
         database = ms.database.JSONDatabase(work_dir=str(db_dir))
         cost_model = ms.cost_model.XGBModel(
             extractor=ms.feature_extractor.PerStoreFeature(),
@@ -505,6 +556,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "interrupted": interrupted, "runner": info["runner"],
             "measure_threads": threads["threads"],
             "cost_model_transfer": info.get("cost_model_transfer"),
+            "design_space": info.get("design_space"),
             "target": core.target_dict(target), "errors": state["errors"],
             "build_errors": state["build_errors"], **core.tvm_versions()})
     return {**info, "trials_run": run_trials, "trials_after": after["trials"],
