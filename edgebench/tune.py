@@ -70,6 +70,8 @@ class UsageError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from converters.tvm import design_space      # light: no TVM import
+
     p = argparse.ArgumentParser(
         prog="python -m edgebench.tune",
         description="Tune a vision model with TVM MetaSchedule (resumable, local or remote "
@@ -115,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pre-train the cost model on the other models' databases for this "
                         "target under --tuning-dir (same layout and design space only; off "
                         "by default: no gain measured in the CPU default space)")
-    p.add_argument("--design-space", choices=["auto", "default"], default="auto",
+    p.add_argument("--design-space", choices=design_space.CHOICES, default="auto",
                    help="auto (default): on CPUs, channels-last convs and matmuls tile their "
                         "output's innermost axis at the vector width; default: MetaSchedule's "
                         "own space for every task")

@@ -579,7 +579,10 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
 def database_profile(db_dir) -> tuple[str, str]:
     """(layout, design space) a database was tuned in, from its ``tuning.json``: before
     layouts were recorded NCHW, before design spaces were recorded "default"."""
-    meta = read_db_meta(db_dir) if db_dir else {}
+    return _profile_of(read_db_meta(db_dir) if db_dir else {})
+
+
+def _profile_of(meta: dict) -> tuple[str, str]:
     wide = any((s.get("design_space") or {}).get("wide-vector")
                for s in meta.get("sessions", []))
     return str(meta.get("layout") or "NCHW").upper(), "wide-vector" if wide else "default"
@@ -596,4 +599,4 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "tasks_tuned": summary.get("tasks_tuned", 0),
             "tasks_total": summary.get("tasks_total", 0),
             "tuner_estimate_ms": summary.get("estimate_ms"),
-            "design_space": database_profile(db_dir)[1] if status == "tuned" else None}
+            "design_space": _profile_of(meta)[1] if status == "tuned" else None}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 MIN_LANES = 4          # narrower than SSE's 4 floats is not worth a fixed split
+CHOICES = ("auto", "default")   # --design-space / TuneConfig.design_space
 
 
 def _reduction_outputs(func) -> list:
@@ -119,9 +120,5 @@ def session_space(choice: str, target, layout: str) -> str:
 
 
 def describe(space) -> str:
-    if isinstance(space, str):
-        return "default"
-    for r in space.sch_rules:
-        if type(r).__name__ == "MultiLevelTilingWideVector":
-            return "wide-vector"
-    return "custom"
+    """The name ``tuning.json`` records for a space ``space_for`` returned."""
+    return "default" if isinstance(space, str) else "wide-vector"

@@ -303,9 +303,6 @@ def _transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) -
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
-DESIGN_SPACES = ("auto", "default")
-
-
 def _tune_contexts(tasks, db_dir, target, layout: str, cfg: TuneConfig):
     """One TuneContext per task (as ``extracted_tasks_to_tune_contexts``, same seeds and
     logs), each with its own design space (``design_space.space_for``). Returns the
@@ -314,8 +311,8 @@ def _tune_contexts(tasks, db_dir, target, layout: str, cfg: TuneConfig):
     from tvm.s_tir.meta_schedule.logging import get_loggers_from_work_dir
     from tvm.s_tir.meta_schedule.utils import fork_seed
 
-    if cfg.design_space not in DESIGN_SPACES:
-        raise ValueError(f"design_space must be one of {', '.join(DESIGN_SPACES)} "
+    if cfg.design_space not in design_space.CHOICES:
+        raise ValueError(f"design_space must be one of {', '.join(design_space.CHOICES)} "
                          f"(got '{cfg.design_space}')")
     contexts, weights, spaces = [], [], {}
     loggers = get_loggers_from_work_dir(str(db_dir), [t.task_name for t in tasks])
