@@ -3,7 +3,7 @@
 The tuner's estimate (sum over tasks of weight x best measured kernel, each kernel timed
 alone with warm caches) ranks databases poorly: inside the network the same kernels were
 3-20% slower, by a different amount for each database. This builds one batch-1 library per
-database (the suite's own pipeline, ``converters.tvm.core.build_library``) and times them
+database (the suite's own pipeline, ``converters.tvm.build.build_library``) and times them
 in interleaved rounds in one process, so machine noise hits all of them alike. Compare
 ratios within one run, not across runs.
 
@@ -40,12 +40,12 @@ def main(argv=None) -> int:
     import tvm
     from tvm.runtime.vm import VirtualMachine
 
-    from converters.tvm import core
+    from converters.tvm import build, database, passes, targets
     from edgebench.measure import timed_calls
     from edgebench.models import make_spec, resolve_weights
 
-    target, _ = core.resolve_target(args.target)
-    threads = core.configure_threads(target)
+    target, _ = targets.resolve_target(args.target)
+    threads = targets.configure_threads(target)
     weights, note = resolve_weights(args.model, args.weights, 0)
     spec = make_spec(args.model, weights)
     model = spec.build()
@@ -53,12 +53,12 @@ def main(argv=None) -> int:
     inp = tvm.runtime.tensor(x)
     runs = {}
     for d in args.tuning_dirs:
-        db = core.db_dir_for(d, target, spec.name, spec.input_size)
-        if not core.database_exists(db):
+        db = database.db_dir_for(d, target, spec.name, spec.input_size)
+        if not database.database_exists(db):
             p.error(f"no database for {spec.name} on this target in {d} (looked in {db})")
-        layout = core.layout_for(target, db)   # the one it was tuned in
-        res = core.build_library(model, spec.input_size, 1, target, db_dir=db, spec=spec,
-                                 layout=layout)
+        layout = passes.layout_for(target, db)   # the one it was tuned in
+        res = build.build_library(model, spec.input_size, 1, target, db_dir=db, spec=spec,
+                                  layout=layout)
         vm = VirtualMachine(res["executable"], tvm.cpu(0))
         runs[d] = {"fn": vm["main"], "vm": vm, "times": [],
                    "estimate_ms": res["tuning"]["estimate_ms"], "layout": layout,
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
             r["times"].extend(timed_calls(lambda _, fn=r["fn"]: fn(inp), None, args.calls,
                                           0.0, 1e6))
     out = {"model": spec.name, "weights": spec.weights, "weights_note": note,
-           "target": core.target_dict(target), "tvm_threads": threads, **core.tvm_versions(),
+           "target": targets.target_dict(target), "tvm_threads": threads, **targets.tvm_versions(),
            "rounds": args.rounds, "calls_per_round": args.calls, "databases": []}
     base = None
     for d, r in runs.items():

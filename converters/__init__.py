@@ -1,13 +1,16 @@
 """Runtime variants, one module (or package) per family, registered by name.
 
 Adding a variant means adding one module here that defines a ``Converter`` subclass and
-decorates it with ``@register``. Modules import their backend lazily (inside methods), so
+decorates it with ``@register`` (docs/adding-a-variant.md). A variant kept outside this
+package is loaded by naming its module in ``EDGEBENCH_VARIANT_MODULES`` (comma-separated,
+importable from the repository root), e.g. ``examples.torch_export_variant``. Modules import their backend lazily (inside methods), so
 listing the registry never imports torch, onnxruntime, tvm or jax.
 """
 from __future__ import annotations
 
 import difflib
 import importlib
+import os
 import pkgutil
 
 from .base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor,
@@ -16,6 +19,7 @@ from .base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Pr
 _REGISTRY: dict[str, type[Converter]] = {}
 _BROKEN: dict[str, str] = {}
 _discovered = False
+EXTRA_ENV = "EDGEBENCH_VARIANT_MODULES"   # more variant modules, outside this package
 
 
 def register(cls: type[Converter]) -> type[Converter]:
@@ -36,6 +40,11 @@ def _discover() -> None:
                 importlib.import_module(f"{__name__}.{mod.name}")
             except Exception as e:  # noqa: BLE001 - one broken module must not hide the rest
                 _BROKEN[mod.name] = f"converters.{mod.name} failed to import: {type(e).__name__}: {e}"
+    for name in filter(None, (m.strip() for m in os.environ.get(EXTRA_ENV, "").split(","))):
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001
+            _BROKEN[name] = f"{EXTRA_ENV}: {name} failed to import: {type(e).__name__}: {e}"
 
 
 def broken() -> dict[str, str]:
@@ -58,5 +67,19 @@ def get(name: str) -> Converter:
     return _REGISTRY[name]()
 
 
+def command(name: str):
+    """The function behind command ``name`` (argv -> exit code), from the registered
+    converter that declares it in ``Converter.commands``."""
+    _discover()
+    for cls in _REGISTRY.values():
+        if name in cls.commands:
+            module, _, func = cls.commands[name].partition(":")
+            return getattr(importlib.import_module(module), func)
+    offered = sorted({c for cls in _REGISTRY.values() for c in cls.commands})
+    why = "".join(f"; {m}" for m in _BROKEN.values())
+    raise KeyError(f"no converter provides the command '{name}' (commands: "
+                   f"{', '.join(offered) or 'none'}){why}")
+
+
 __all__ = ["Artifact", "Availability", "Converter", "ModelSpec", "OutOfMemory", "Predictor",
-           "SkipVariant", "register", "names", "get"]
+           "SkipVariant", "register", "names", "get", "command"]

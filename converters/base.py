@@ -130,6 +130,13 @@ class Converter:
     # Their values reach ModelSpec.options under argparse's dest name ("--ort-providers" ->
     # options["ort_providers"]); keep flags prefixed with the variant family.
     cli_options: tuple = ()
+    # Modules safe to import before fork (they start no thread and touch no device at
+    # import): the fork server imports them once instead of once per cell.
+    preload: tuple = ()
+    # Commands this variant family provides (``python -m edgebench.<name>`` dispatches through
+    # ``converters.command``): name -> "module:function", the function taking argv and
+    # returning an exit code. Imported only when the command runs.
+    commands: dict = {}
 
     def available(self, options: dict | None = None) -> Availability:
         """Can this variant run on this machine (probe for real; never assume)?"""
@@ -146,3 +153,24 @@ class Converter:
     def versions(self) -> dict:
         """Versions of the libraries this variant uses, for run.json."""
         return {}
+
+    # -- decided once per run, in the probe process (the variant's own interpreter) --------
+    def settle_options(self, options: dict) -> dict:
+        """Options this variant settles on the machine that runs it (e.g. a device given as
+        "auto"). Returns only the settled keys; the runner merges them into the run's options."""
+        return {}
+
+    def compute_device(self, options: dict) -> str:
+        """Where this variant computes with these options: "cpu", "cuda", ... The reference
+        variant gets a parity cell of its own when it does not compute on the CPU."""
+        return "cpu"
+
+    def check_model(self, model: str, input_size: tuple, options: dict) -> Availability:
+        """Can ``model`` run in this variant here? Cheap (no conversion): the plan records a
+        cell that cannot as ``skipped`` with this reason, without starting a worker."""
+        return Availability.yes()
+
+    def reference_predictor(self, spec: ModelSpec) -> Predictor:
+        """Only the reference variant: an FP32 CPU predictor whose logits every variant's
+        parity is judged against."""
+        raise NotImplementedError(f"{self.name} is not a reference variant")

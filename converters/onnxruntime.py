@@ -15,21 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
+from edgebench.util import physical_cores
+
 from . import register
 from .base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor,
                    SkipVariant)
 
 OPSET = 18
 INPUT_NAME, OUTPUT_NAME = "input", "logits"
-
-
-def _physical_cores() -> int:
-    try:
-        import psutil
-
-        return psutil.cpu_count(logical=False) or os.cpu_count() or 1
-    except ImportError:
-        return os.cpu_count() or 1
 
 
 def export_onnx(spec: ModelSpec, cache: Path, opset: int = OPSET) -> Artifact:
@@ -119,7 +112,7 @@ def session_options(threads: int | None = None):
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    so.intra_op_num_threads = threads or _physical_cores()
+    so.intra_op_num_threads = threads or physical_cores()
     so.inter_op_num_threads = 1
     return so
 

@@ -11,7 +11,7 @@ from .base import Artifact, Availability, Converter, ModelSpec, OutOfMemory, Pre
 
 
 def _device(options: dict | None) -> str:
-    return (options or {}).get("torch_device", "cpu")
+    return (options or {}).get("torch_device") or "cpu"
 
 
 def strict_fp32(device: str) -> dict:
@@ -61,6 +61,27 @@ class PyTorchEager(Converter):
     name = "pytorch"
     precision = "fp32"
     description = "PyTorch eager, FP32 (the reference every variant is compared with)"
+    preload = ("torch",)
+    cli_options = (
+        ("--torch-device", {"default": "auto", "metavar": "auto|cpu|cuda[:N]",
+                            "help": "device for the PyTorch variants: auto (default: cuda when "
+                                    "torch sees a GPU, else cpu), cpu or cuda. The parity "
+                                    "reference is always CPU FP32"}),
+    )
+
+    def settle_options(self, options: dict) -> dict:
+        # Asked in the probe, i.e. in the interpreter the PyTorch variants run in.
+        if _device(options) != "auto":
+            return {}
+        import torch
+
+        return {"torch_device": "cuda" if torch.cuda.is_available() else "cpu"}
+
+    def compute_device(self, options: dict) -> str:
+        return _device(options).split(":")[0]
+
+    def reference_predictor(self, spec: ModelSpec) -> Predictor:
+        return TorchPredictor(spec.build(), "cpu", {})
 
     def available(self, options=None) -> Availability:
         import torch

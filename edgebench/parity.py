@@ -7,11 +7,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import full, store
+from . import cli, store
+from .errors import EXIT_USAGE, UsageError
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = full.build_parser(
+    parser = cli.build_parser(
         prog="python -m edgebench.parity", default_tasks=("parity",),
         description="Check that each variant computes the same thing as PyTorch FP32 on the same "
                     "preprocessed images: top-1/top-5 agreement, max/mean |logit difference|, "
@@ -20,12 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.tasks = ["parity"]
     try:
-        checked = full.validate(args)
-        rc = full.run(args, checked, title="edgebench parity")
-    except full.UsageError as e:
+        checked = cli.validate(args)
+        rc = cli.run(args, checked, title="edgebench parity")
+    except UsageError as e:
         print(f"edgebench: error: {e}", file=sys.stderr)
-        return full.EXIT_USAGE
-    out = Path(args.out)  # full.run sets it to the run directory it used
+        return EXIT_USAGE
+    out = Path(args.out)  # cli.run sets it to the run directory it used
     print_table(store.read(out / "results.jsonl"))
     return rc
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import store
+from .report_format import OK_STATUSES
 
 
 def _mpl():
@@ -18,7 +19,7 @@ def _mpl():
 
 def _ok(records, task):
     return [r for r in store.latest(records).values()
-            if r["task"] == task and r["status"] in ("ok", "partial")]
+            if r["task"] == task and r["status"] in OK_STATUSES]
 
 
 def latency_plot(path: Path, records: list[dict]) -> bool:

@@ -1,33 +1,26 @@
 """summary.csv, report.md and plots/ from the run's records. Every figure shown here is read
 from results.jsonl; nothing is computed that the records do not hold, except BSR and
-speed-ups, which are ratios of recorded figures in the same run."""
+speed-ups, which are ratios of recorded figures in the same run.
+
+This module renders one device's run (``write_all``) and is the command line
+(``python -m edgebench.report RUN_DIR``): ``render`` picks the writer by run.json's ``kind``
+(``RENDERERS``). Rows, summary.csv and table formatting shared with the fleet report are in
+``report_format.py``."""
 from __future__ import annotations
 
-import csv
-import math
 from pathlib import Path
 
 from . import store
+from .report_format import fmt, md_table, summary_rows, write_csv
+from .util import atomic_write_text
 
-SUMMARY_COLUMNS = [
-    "model", "variant", "device", "weights", "equivalent",
-    "parity_status", "top1_agreement", "top5_agreement", "max_abs_diff", "max_rel_diff", "cosine_min",
-    "accuracy_status", "top1", "top5", "n_images", "accuracy_samples_per_s",
-    "latency_status", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_ci95_low",
-    "latency_ci95_high", "cold_start_ms", "speedup_p50_vs_pytorch",
-    "throughput_status", "best_batch", "max_samples_per_s", "convert_s",
-    "peak_rss_mb", "rss_delta_mb", "power_mean_w", "energy_mj_per_sample", "reasons",
-]
+# run.json "kind" -> the module whose ``write_all(out, records, meta)`` renders that kind of
+# run; any other kind is a single-device run, rendered here. Looked up by name when a run is
+# rendered: the fleet report builds on this module (per-device reports), so this module does
+# not import it.
+RENDERERS = {"fleet": "edgebench.fleet.report"}
 
-
-def _f(v, nd=2):
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    if isinstance(v, float):
-        if v == 0 or abs(v) >= 1:
-            return f"{v:.{nd}f}"
-        return f"{v:.3g}" if abs(v) >= 1e-3 else f"{v:.2e}"
-    return str(v)
+# tests/test_fleet.py still imports the old private name; use report_format.fmt instead.
 
 
 def one_line(r: dict) -> str:
@@ -41,76 +34,11 @@ def one_line(r: dict) -> str:
     if t == "throughput":
         return f"{r['samples_per_s']:.1f} samples/s at batch {r['best_batch']}"
     if t == "accuracy":
-        return f"top1 {_f(r.get('top1'))}%  top5 {_f(r.get('top5'))}%  {r['samples_per_s']:.1f} img/s"
+        return f"top1 {fmt(r.get('top1'))}%  top5 {fmt(r.get('top5'))}%  {r['samples_per_s']:.1f} img/s"
     if t == "parity":
         return (f"top1 agree {r['top1_agreement']:.3f}  max|d| {r['max_abs_diff']:.2e}  "
                 f"cos_min {r['cosine_min']:.6f}")
     return f"convert {r.get('convert_s', 0):.1f} s"
-
-
-def _cells(records: list[dict]) -> dict[tuple, dict[str, dict]]:
-    """(device_id, model, variant) -> {task: latest record}."""
-    out: dict[tuple, dict[str, dict]] = {}
-    for (dev, m, v, t), r in store.latest(records).items():
-        out.setdefault((dev, m, v), {})[t] = r
-    return out
-
-
-def summary_rows(records: list[dict]) -> list[dict]:
-    cells = _cells(records)
-    rows = []
-    for (dev, m, v), tasks in cells.items():
-        par, acc, lat, thr = (tasks.get(t, {}) for t in ("parity", "accuracy", "latency", "throughput"))
-        any_rec = next(iter(tasks.values()))
-        ref_lat = cells.get((dev, m, "pytorch"), {}).get("latency", {})
-        p50 = (lat.get("latency_ms") or {}).get("p50") if lat.get("status") in ("ok", "partial") else None
-        ref_p50 = (ref_lat.get("latency_ms") or {}).get("p50") if ref_lat.get("status") in ("ok", "partial") else None
-        # Memory of the measuring tasks that ran: a parity or convert cell may also hold the
-        # PyTorch reference or the exporter's model, and a skipped cell never loaded anything.
-        ran = [r for t, r in tasks.items() if t in ("accuracy", "latency", "throughput")
-               and r.get("memory_mb") and r["status"] in ("ok", "partial")]
-        peak = [r["memory_mb"]["peak"] for r in ran]
-        delta = [r["memory_mb"]["delta"] for r in ran]
-        by_reason: dict[str, list[str]] = {}
-        for t, r in tasks.items():
-            if r.get("reason") and r["status"] != "ok":
-                by_reason.setdefault(r["reason"], []).append(t)
-        reasons = "; ".join(f"{', '.join(ts)}: {why}" for why, ts in by_reason.items())
-        conv = [r.get("convert_s") for r in tasks.values() if r.get("convert_s") is not None]
-        equivalent = next((r.get("equivalent") for r in tasks.values() if "equivalent" in r), None)
-        pw = (lat.get("power_w") or {}).get("mean") if lat.get("power_w") else None
-        rows.append({
-            "model": m, "variant": v, "device": dev or any_rec.get("device", {}).get("name", ""),
-            "weights": any_rec.get("weights"), "equivalent": equivalent,
-            "parity_status": par.get("status"), "top1_agreement": par.get("top1_agreement"),
-            "top5_agreement": par.get("top5_agreement"), "max_abs_diff": par.get("max_abs_diff"),
-            "max_rel_diff": par.get("max_rel_diff"),
-            "cosine_min": par.get("cosine_min"),
-            "accuracy_status": acc.get("status"), "top1": acc.get("top1"), "top5": acc.get("top5"),
-            "n_images": acc.get("n_images"), "accuracy_samples_per_s": acc.get("samples_per_s"),
-            "latency_status": lat.get("status"), "latency_p50_ms": p50,
-            "latency_p90_ms": (lat.get("latency_ms") or {}).get("p90"),
-            "latency_p99_ms": (lat.get("latency_ms") or {}).get("p99"),
-            "latency_ci95_low": (lat.get("latency_ms") or {}).get("ci95_low"),
-            "latency_ci95_high": (lat.get("latency_ms") or {}).get("ci95_high"),
-            "cold_start_ms": lat.get("cold_start_ms"),
-            "speedup_p50_vs_pytorch": (ref_p50 / p50) if (p50 and ref_p50) else None,
-            "throughput_status": thr.get("status"), "best_batch": thr.get("best_batch"),
-            "max_samples_per_s": thr.get("samples_per_s"),
-            "convert_s": max(conv) if conv else None,
-            "peak_rss_mb": max(peak) if peak else None, "rss_delta_mb": max(delta) if delta else None,
-            "power_mean_w": pw, "energy_mj_per_sample": lat.get("energy_mj_per_sample"),
-            "reasons": reasons,
-        })
-    return rows
-
-
-def write_csv(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=SUMMARY_COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in SUMMARY_COLUMNS})
 
 
 def _warnings(records: list[dict], meta: dict) -> list[str]:
@@ -149,12 +77,6 @@ def _warnings(records: list[dict], meta: dict) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _md_table(headers: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def _paper_section(rows: list[dict], meta: dict) -> str:
     try:
         from .reference import is_agx_orin, paper_figures
@@ -173,11 +95,21 @@ def _paper_section(rows: list[dict], meta: dict) -> str:
             bound = {"lower": "over ", "upper": "under "}.get(fig.get("bound"), "")
             approx = "about " if fig.get("approximate") else ""
             study = f"{bound}{approx}{fig.get('value_text') or fig.get('value')} {fig['unit']}"
-            lines.append([r["model"], r["variant"], fig["metric"], study, _f(ours), fig.get("note", "")])
+            lines.append([r["model"], r["variant"], fig["metric"], study, fmt(ours), fig.get("note", "")])
     if not lines:
         return ""
     return ("## Beside the study (AGX Orin, published figures)\n\n" +
-            _md_table(["model", "variant", "metric", "study", "this run", "note"], lines) + "\n")
+            md_table(["model", "variant", "metric", "study", "this run", "note"], lines) + "\n")
+
+
+def _compute_devices(meta: dict) -> str:
+    """Where each variant computed, as its probe said ("pytorch cuda, onnxruntime cpu")."""
+    vs = meta.get("variants", {})
+    said = ", ".join(f"{v} `{p['compute_device']}`" for v, p in vs.items()
+                     if p.get("ok") and p.get("compute_device"))
+    # Runs recorded before the probes said it kept the device option at the top level.
+    legacy = ", ".join(f"{k} `{v}`" for k, v in meta.items() if k.endswith("_device") and v)
+    return said or legacy or "not recorded"
 
 
 def _weights_line(models: dict) -> str:
@@ -203,10 +135,12 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
         lines.append("- GPU: " + "; ".join(
             f"{g.get('name')} (driver {g.get('driver')}, compute capability "
             f"{g.get('compute_capability')}, {g.get('memory_total_mb')} MB)" for g in gpus)
-            + f"; PyTorch variants ran on `{meta.get('torch_device')}`")
+            + "; variants computed on: " + _compute_devices(meta))
     lines.append(f"- Profile: {meta.get('config', {}).get('profile')}; data: "
                  f"{meta.get('data', {}).get('source')} ({meta.get('data', {}).get('n_images')} images)")
     lines.append("- Weights: " + _weights_line(meta.get("models", {})))
+    if budget_line(meta):
+        lines.append(budget_line(meta))
     lines.append("- Timing boundary: host NCHW float32 in -> host logits out; copies and "
                  "synchronisation inside the timed region, the same for every variant.")
     vs = meta.get("variants", {})
@@ -222,14 +156,14 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
         tab = []
         for r in (x for x in rows if x["model"] == model):
             eq = {True: "yes", False: "**NO**", None: "–"}[r["equivalent"]]
-            rel = f" (rel {_f(r['max_rel_diff'])})" if r.get("max_rel_diff") is not None else ""
-            par = (f"{r['parity_status']}: top-1 agree {_f(r['top1_agreement'], 3)}, max abs diff {_f(r['max_abs_diff'])}{rel}"
+            rel = f" (rel {fmt(r['max_rel_diff'])})" if r.get("max_rel_diff") is not None else ""
+            par = (f"{r['parity_status']}: top-1 agree {fmt(r['top1_agreement'], 3)}, max abs diff {fmt(r['max_abs_diff'])}{rel}"
                    if r["max_abs_diff"] is not None else (r["parity_status"] or "–"))
-            tab.append([r["variant"], eq, par, _f(r["top1"]), _f(r["top5"]), _f(r["latency_p50_ms"]),
-                        _f(r["latency_p99_ms"]), _f(r["speedup_p50_vs_pytorch"]), _f(r["cold_start_ms"], 1),
-                        (f"{_f(r['max_samples_per_s'], 1)} @ {r['best_batch']}" if r["best_batch"] else "–"),
-                        _f(r["peak_rss_mb"], 0), _f(r["power_mean_w"]), _f(r["convert_s"], 1)])
-        lines.append(_md_table(["variant", "equivalent", "parity", "top1 %", "top5 %", "p50 ms",
+            tab.append([r["variant"], eq, par, fmt(r["top1"]), fmt(r["top5"]), fmt(r["latency_p50_ms"]),
+                        fmt(r["latency_p99_ms"]), fmt(r["speedup_p50_vs_pytorch"]), fmt(r["cold_start_ms"], 1),
+                        (f"{fmt(r['max_samples_per_s'], 1)} @ {r['best_batch']}" if r["best_batch"] else "–"),
+                        fmt(r["peak_rss_mb"], 0), fmt(r["power_mean_w"]), fmt(r["convert_s"], 1)])
+        lines.append(md_table(["variant", "equivalent", "parity", "top1 %", "top5 %", "p50 ms",
                                 "p99 ms", "speed-up", "cold start ms", "samples/s @ batch",
                                 "peak RSS MB", "power W", "convert s"], tab))
         notes = [f"- {r['variant']}: {r['reasons']}" for r in rows if r["model"] == model and r["reasons"]]
@@ -247,10 +181,11 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
         lines += ["## Plots", ""] + [f"![{p}](plots/{p})" for p in plots] + [""]
     lines += ["Figures come from `results.jsonl` (schema: `edgebench/schema/results.schema.json`); "
               "machine and versions in `run.json`."]
-    path.write_text("\n".join(lines) + "\n")
+    atomic_write_text(path, "\n".join(lines) + "\n")
 
 
-def write_all(out: Path, records: list[dict], meta: dict) -> None:
+def write_all(out: Path, records: list[dict], meta: dict) -> list[str]:
+    """summary.csv, plots/ and report.md; returns the plots made."""
     from . import plots as plotmod
 
     rows = summary_rows(records)
@@ -262,12 +197,27 @@ def write_all(out: Path, records: list[dict], meta: dict) -> None:
         made = []
         meta.setdefault("report_warnings", []).append(f"plots failed: {e}")
     write_markdown(out / "report.md", rows, records, meta, made)
+    return made
+
+
+def budget_line(meta: dict) -> str | None:
+    """Where the run's wall time went, in one line (run.json's time_budget)."""
+    b = meta.get("time_budget")
+    if not b:
+        return None
+    names = (("measure_s", "measuring"), ("convert_s", "convert/compile/load"),
+             ("process_s", "process start"), ("prepare_s", "data+weights"),
+             ("probe_s", "probes"), ("report_s", "report"), ("cell_other_s", "other in cells"),
+             ("other_s", "other"))
+    parts = ", ".join(f"{label} {b[k]:.0f} s" for k, label in names if k in b)
+    return f"- Time: {b['total_s'] / 60:.1f} min for {b.get('cells_run', 0)} cells run: {parts}"
 
 
 def render(out: Path) -> Path:
     """(Re)write summary.csv, report.md and plots/ of a run directory (edgebench.full or
     edgebench.fleet) from its records, e.g. for a run that was stopped before its own report
     step. Returns report.md's path."""
+    import importlib
     import json
 
     out = Path(out)
@@ -276,12 +226,9 @@ def render(out: Path) -> Path:
         if not p.is_file():
             raise FileNotFoundError(f"{p} does not exist: not an edgebench run directory")
     meta = json.loads(run_json.read_text())
-    if meta.get("kind") == "fleet":   # devices side by side, one sub-report per device
-        from .fleet import report as fleet_report
-
-        fleet_report.write_all(out, store.read(results), meta)
-    else:
-        write_all(out, store.read(results), meta)
+    kind = meta.get("kind")
+    writer = importlib.import_module(RENDERERS[kind]).write_all if kind in RENDERERS else write_all
+    writer(out, store.read(results), meta)
     return out / "report.md"
 
 

@@ -1,224 +1,244 @@
-"""Runs the plan: one worker process per cell, with a timeout, resume and a progress display.
+"""Runs cells on this machine: one worker process per cell, with a timeout.
 
-Backend-agnostic: it only knows variant names, and asks each variant once (in a throwaway
-process) whether it can run here."""
+``Session`` is the one run loop's engine, used by ``edgebench.full`` and by each fleet agent
+on its device: it asks every variant once (in a throwaway process per interpreter) whether
+and where it can run, prepares each model's weights and data once, decides the cells that
+cannot run without starting a process, and hands every other cell to a worker together with
+what earlier cells decided (the parity verdict, the reference throughput sweep). It keeps
+those earlier records in memory; the caller owns the result store.
+
+The status rules (which cells a resumed run skips, the exit code) are here too, once.
+
+Backend-agnostic: it knows variant names and the converter protocol, nothing else.
+"""
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import Iterable
 
-from .plan import REFERENCE_VARIANT, CellId
+from . import store
+from .cell import Cell, ModelInputs, RunSettings, new_record
+from .errors import EXIT_CELLS_FAILED, EXIT_OK
+from .process import ForkServer, failure_reason, log_tail, spawn
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclasses.dataclass
-class RunContext:
-    out: Path
-    run_id: str
-    profile: str
-    prof: dict
-    cache_dir: Path
-    cell_timeout: float
-    options: dict
-    device: dict
-    device_id: str = ""
-    parity_thresholds: dict = dataclasses.field(default_factory=dict)
-    pythons: dict = dataclasses.field(default_factory=dict)   # variant -> interpreter
-    env: dict = dataclasses.field(default_factory=dict)
-
-    @property
-    def results_path(self) -> Path:
-        return self.out / "results.jsonl"
+PROBE_TIMEOUT_S = 300
 
 
-def prepare_model_context(model: str, images, cache: Path, weights_policy: str, seed: int,
-                          prior: dict | None = None, progress=None) -> tuple[dict, dict, list[str]]:
-    """What a model's cells share, built once per model before they run (by ``edgebench.full``
-    and by each fleet agent on its device): resolved weights, the preprocessed data folder and
-    its description. Returns (model_ctx, model_info, warnings); ``prior`` (the model's entry
-    in run.json on --resume) keeps the weights the run started with.
-    Raises ModelError (weights) or ValueError (no readable image)."""
-    from .data import prepare
-    from .models import data_config, resolve_weights
+# ----------------------------------------------------------------------------- status rules
 
-    if prior and prior.get("weights"):
-        weights, note = prior["weights"], prior.get("weights_note", "")
-    else:
-        weights, note = resolve_weights(model, weights_policy, seed)
-    cfg = data_config(model)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        folder = prepare(images, cfg, cache, progress=progress)
-    dmeta = json.loads((folder / "meta.json").read_text())
-    n_ready = len(dmeta["labels"])
-    if n_ready == 0:
-        raise ValueError(f"no readable images in {images.root}")
-    model_ctx = {"weights": weights, "weights_note": note, "data_folder": str(folder),
-                 "mean": list(cfg["mean"]), "std": list(cfg["std"]), "parity_images": n_ready,
-                 "data_info": {"source": images.name, "n_images": n_ready,
-                               "skipped_images": len(dmeta["skipped"]),
-                               "preprocess": dmeta["config"]}}
-    info = {"weights": weights, "weights_note": note,
-            "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
-            "skipped_images": dmeta["skipped"]}
-    return model_ctx, info, [str(w.message) for w in caught]
+def done_keys(records: Iterable[dict]) -> set[tuple]:
+    """Cells a resumed run does not run again: those whose latest record is ``ok``."""
+    return {k for k, r in store.latest(records).items() if r["status"] == "ok"}
 
 
-def resolve_torch_device(options: dict, pythons: dict) -> dict:
-    """``torch_device: auto`` -> "cuda" when torch sees a GPU, else "cpu", asked of the
-    interpreter the pytorch variant will run in (its own, with --python pytorch=...). Run on
-    the machine that runs the cells: edgebench.full here, each fleet agent on its device."""
-    if options.get("torch_device") != "auto":
-        return options
-    if "pytorch" not in pythons:          # this interpreter: it imports torch (timm) anyway
+def exit_code(records: Iterable[dict], planned: set[tuple]) -> int:
+    """1 when a planned cell's latest record failed or timed out, else 0."""
+    latest = store.latest(records)
+    bad = any(latest[k]["status"] in ("failed", "timeout") for k in planned if k in latest)
+    return EXIT_CELLS_FAILED if bad else EXIT_OK
+
+
+# ----------------------------------------------------------------------------- the session
+
+ISOLATION = ("fork", "spawn")
+
+
+class Session:
+    """``isolation``: "fork" (default) starts each cell's process from a fork server that has
+    imported the heavy modules once; "spawn" starts a new interpreter per cell. Either way a
+    cell has a process of its own. Use as a context manager, or call ``close()``."""
+
+    def __init__(self, settings: RunSettings, log_dir: Path, cell_timeout: float,
+                 pythons: dict | None = None, records: Iterable[dict] = (),
+                 isolation: str = "fork"):
+        if isolation not in ISOLATION:
+            raise ValueError(f"isolation must be one of {ISOLATION}, not {isolation!r}")
+        self.isolation = isolation
+        self._servers: dict[str, ForkServer | None] = {}
+        self.settings = settings
+        self.log_dir = Path(log_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.cell_timeout = cell_timeout
+        self.pythons = dict(pythons or {})       # variant -> interpreter (--python)
+        self.records: list[dict] = list(records)  # this device's records so far (resume too)
+        self.probes: dict[str, dict] = {}
+        self.inputs: dict[str, ModelInputs] = {}
+        self.timings = {"probe_s": 0.0, "prepare_s": 0.0, "fork_server_s": 0.0}
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for server in self._servers.values():
+            if server is not None:
+                server.close()
+        self._servers.clear()
+
+    # -- once per run ----------------------------------------------------------------------
+    def probe(self, variants: list[str], models: dict[str, tuple]) -> dict[str, dict]:
+        """Ask each variant whether it can run here, which options it settles here (e.g. the
+        PyTorch device) and which of ``models`` (name -> input size) it can take."""
+        t = time.perf_counter()
+        by_python: dict[str, list[str]] = {}
+        for v in variants:
+            by_python.setdefault(self.pythons.get(v, sys.executable), []).append(v)
+        for python, group in by_python.items():
+            res = self._probe(group, python, models, self.log_dir / "probe.log")
+            crashed = [v for v in group if res[v].get("crashed")]
+            if crashed and len(group) > 1:   # one variant's crash must not hide the others
+                for v in crashed:
+                    res.update(self._probe([v], python, models, self.log_dir / f"probe__{v}.log"))
+            self.probes.update(res)
+        settled = {}
+        for v in variants:
+            settled.update(self.probes[v].get("settled", {}))
+        if settled:
+            self.settings = dataclasses.replace(
+                self.settings, options={**self.settings.options, **settled})
+        self.timings["probe_s"] += round(time.perf_counter() - t, 3)
+        return self.probes
+
+    def _probe(self, variants, python, models, log: Path) -> dict[str, dict]:
+        with tempfile.TemporaryDirectory(prefix="edgebench-probe-") as td:
+            req, res = Path(td) / "probe-in.json", Path(td) / "probe.json"
+            req.write_text(json.dumps({"variants": variants, "options": self.settings.options,
+                                       "models": {m: list(s) for m, s in models.items()}}))
+            rc, _ = spawn([python, "-m", "edgebench.worker", "--probe", str(req), str(res)],
+                          log, PROBE_TIMEOUT_S, self.settings.env)
+            if res.is_file():
+                return json.loads(res.read_text())
+        why = "timed out" if rc is None else f"exit code {rc}"
+        return {v: {"ok": False, "crashed": True, "versions": {}, "models": {},
+                    "reason": f"availability probe {why}: {log_tail(log)}"} for v in variants}
+
+    def reference_computes_off_cpu(self) -> bool:
+        """Whether the reference variant computes off the CPU (then it gets a parity cell)."""
+        # Unavailable there too (e.g. --torch-device cuda without a GPU): its parity cell is
+        # then planned and recorded as skipped with the reason, like its other cells.
+        pr = self.probes.get(self.settings.reference_variant, {})
+        return pr.get("compute_device", "cpu") != "cpu"
+
+    # -- once per model --------------------------------------------------------------------
+    def prepare(self, model: str, images, weights_policy: str, seed: int,
+                prior: dict | None = None, progress=None) -> tuple[dict, list[str]]:
+        """Weights and the preprocessed data folder for ``model``. Returns (model_info for
+        run.json, warnings); ``prior`` (the model's entry in run.json on --resume) keeps the
+        weights the run started with. Raises ModelError (weights) or ValueError (no image)."""
+        from .data import prepare
+        from .models import data_config, resolve_weights
+
+        t = time.perf_counter()
+        if prior and prior.get("weights"):
+            weights, note = prior["weights"], prior.get("weights_note", "")
+        else:
+            weights, note = resolve_weights(model, weights_policy, seed)
+        cfg = data_config(model)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            folder = prepare(images, cfg, Path(self.settings.cache_dir), progress=progress)
+        dmeta = json.loads((folder / "meta.json").read_text())
+        n_ready = len(dmeta["labels"])
+        if n_ready == 0:
+            raise ValueError(f"no readable images in {images.root}")
+        self.inputs[model] = ModelInputs(
+            weights=weights, weights_note=note, data_folder=str(folder),
+            mean=tuple(cfg["mean"]), std=tuple(cfg["std"]), parity_images=n_ready,
+            data_info={"source": images.name, "n_images": n_ready,
+                       "skipped_images": len(dmeta["skipped"]), "preprocess": dmeta["config"]})
+        info = {"weights": weights, "weights_note": note,
+                "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
+                "skipped_images": dmeta["skipped"]}
+        self.timings["prepare_s"] += round(time.perf_counter() - t, 3)
+        return info, [str(w.message) for w in caught]
+
+    # -- once per cell ---------------------------------------------------------------------
+    def fill(self, cell: Cell) -> Cell:
+        """The cell with the run's settings, its model's inputs and what earlier cells
+        decided: everything its worker needs."""
+        ref = self.settings.reference_variant
+        filled = cell.with_(run=self.settings, inputs=self.inputs.get(cell.model))
+        if cell.task == "parity":
+            return filled
+        if cell.variant == ref:
+            eq, why = True, "the reference"
+        else:
+            p = self._latest(cell.model, cell.variant, "parity")
+            if p is None or p["status"] not in ("ok", "failed", "partial"):
+                eq, why = None, "parity not run"
+            else:
+                eq, why = p["status"] != "failed", p.get("criterion") or p.get("reason", "")
+        sweep = None
+        if cell.task == "throughput" and cell.variant != ref:
+            r = self._latest(cell.model, ref, "throughput")
+            sweep = r.get("by_batch") if r else None
+        return filled.with_(equivalent=eq, equivalence=why, reference_sweep=sweep)
+
+    def _latest(self, model: str, variant: str, task: str) -> dict | None:
+        return store.find(self.records, model, variant, task, self.settings.device_id)
+
+    def skip_reason(self, cell: Cell) -> str:
+        """Why ``cell`` cannot run here ("" when it can), decided without a worker."""
+        pr = self.probes.get(cell.variant)
+        if pr is None:
+            return ""
+        if not pr["ok"]:
+            return pr["reason"]
+        return pr.get("models", {}).get(cell.model, "")
+
+    def run(self, cell: Cell) -> dict:
+        """Run one cell and return its record (never raises for the cell's own failure)."""
+        filled = self.fill(cell)
+        if filled.inputs is None:
+            raise RuntimeError(f"{cell.model}: prepare() was not called before its cells")
+        why = self.skip_reason(cell)
+        rec = new_record(filled, "skipped", why) if why else self._execute(filled)
+        self.records.append(rec)
+        return rec
+
+    def _execute(self, cell: Cell) -> dict:
+        log = self.log_dir / f"{cell.slug()}.log"
+        with tempfile.TemporaryDirectory(prefix="edgebench-cell-") as td:
+            cfile, rfile = Path(td) / "cell.json", Path(td) / "record.json"
+            cfile.write_text(json.dumps(cell.to_json()))
+            python = self.pythons.get(cell.variant, sys.executable)
+            started = new_record(cell, "failed")["started_at"]
+            server = self._server(python)
+            if server is not None:
+                rc, wall = server.run([str(cfile), str(rfile)], log, self.cell_timeout)
+            else:
+                rc, wall = spawn([python, "-m", "edgebench.worker", str(cfile), str(rfile)],
+                                 log, self.cell_timeout, self.settings.env)
+            if rc == 0 and rfile.is_file():
+                rec = json.loads(rfile.read_text())
+                rec["process_s"] = round(max(wall - rec.get("wall_s", 0.0), 0.0), 3)
+                return rec
+            status, reason = failure_reason(rc, self.cell_timeout, log)
+        return new_record(cell, status, reason, started_at=started, wall_s=round(wall, 3))
+
+    def _server(self, python: str) -> ForkServer | None:
+        """The fork server for ``python`` (started on first use; again if it died), or None
+        to spawn (isolation "spawn", or a server that cannot start: said in its log)."""
+        if self.isolation != "fork":
+            return None
+        server = self._servers.get(python)
+        if server is not None and server.alive():
+            return server
+        if python in self._servers and server is None:
+            return None                      # it could not start before: spawn from now on
+        t = time.perf_counter()
         try:
-            import torch
-
-            cuda = torch.cuda.is_available()
-        except Exception:  # noqa: BLE001 - no usable torch here: the pytorch probe says why
-            cuda = False
-    else:
-        code = "import torch; print(torch.cuda.is_available())"
-        try:
-            res = subprocess.run([pythons["pytorch"], "-c", code], capture_output=True,
-                                 text=True, timeout=300)
-            cuda = res.stdout.strip().endswith("True")
-        except (OSError, subprocess.SubprocessError):
-            cuda = False
-    return {**options, "torch_device": "cuda" if cuda else "cpu"}
-
-
-def _python_for(ctx: RunContext, variant: str) -> str:
-    return ctx.pythons.get(variant, sys.executable)
-
-
-def _worker_env(ctx: RunContext) -> dict:
-    env = dict(os.environ)
-    # A variant's own interpreter (e.g. a separate JAX venv) still imports this checkout.
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    # Weights were resolved (and downloaded, if at all) by the main process: never fetch here.
-    env["HF_HUB_OFFLINE"] = "1"
-    return env
-
-
-def _spawn(cmd: list[str], ctx: RunContext, log: Path, timeout: float):
-    """Run a worker in its own process group; kill the whole group on timeout.
-    Returns (returncode or None on timeout, seconds)."""
-    t = time.perf_counter()
-    with open(log, "ab") as lf:
-        proc = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, env=_worker_env(ctx),
-                                cwd=REPO_ROOT, start_new_session=True)
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            rc = None
-            _kill_group(proc)
-        except BaseException:
-            _kill_group(proc)
-            raise
-    return rc, time.perf_counter() - t
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
-
-
-def _log_tail(log: Path, n: int = 6) -> str:
-    try:
-        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return " | ".join(lines[-n:])[-800:]
-
-
-def _probe(variants: list[str], python: str, ctx: RunContext, log: Path) -> dict[str, dict]:
-    with tempfile.TemporaryDirectory() as td:
-        res, opts = Path(td) / "probe.json", Path(td) / "opts.json"
-        opts.write_text(json.dumps(ctx.options))
-        cmd = [python, "-m", "edgebench.worker", "--probe", ",".join(variants), str(res), str(opts)]
-        rc, _ = _spawn(cmd, ctx, log, timeout=300)
-        if res.is_file():
-            return json.loads(res.read_text())
-    why = "timed out" if rc is None else f"exit code {rc}"
-    return {v: {"ok": False, "reason": f"availability probe {why}: {_log_tail(log)}", "versions": {}}
-            for v in variants}
-
-
-def probe_variants(variants: list[str], ctx: RunContext, log_dir: Path) -> dict[str, dict]:
-    """Ask each variant whether it can run here, in throwaway processes: one per interpreter,
-    and one per variant again if that shared probe itself crashed."""
-    out: dict[str, dict] = {}
-    by_python: dict[str, list[str]] = {}
-    for v in variants:
-        by_python.setdefault(_python_for(ctx, v), []).append(v)
-    for python, group in by_python.items():
-        res = _probe(group, python, ctx, log_dir / "probe.log")
-        crashed = [v for v in group if res[v]["reason"].startswith("availability probe")]
-        if crashed and len(group) > 1:
-            for v in crashed:
-                res.update(_probe([v], python, ctx, log_dir / f"probe__{v}.log"))
-        out.update(res)
-    return out
-
-
-def _failure_reason(rc: int | None, timeout: float, log: Path) -> tuple[str, str]:
-    if rc is None:
-        return "timeout", f"cell exceeded --cell-timeout {timeout:g} s and was killed"
-    if rc < 0:
-        sig = signal.Signals(-rc).name
-        hint = " (the kernel's OOM killer sends SIGKILL: likely out of memory)" if rc == -9 else ""
-        return "failed", f"worker killed by {sig}{hint}; log: {_log_tail(log)}"
-    return "failed", f"worker exited with code {rc} without a result; log: {_log_tail(log)}"
-
-
-def run_cell(cell: CellId, model_ctx: dict, ctx: RunContext, log_dir: Path) -> dict:
-    """Run one cell in a worker process and return its record (never raises for the cell's
-    own failure)."""
-    payload = {
-        "run_id": ctx.run_id, "model": cell.model, "variant": cell.variant, "task": cell.task,
-        "device": ctx.device, "device_id": ctx.device_id, "profile": ctx.profile, "prof": ctx.prof,
-        "options": ctx.options, "cache_dir": str(ctx.cache_dir),
-        "results_path": str(ctx.results_path), "parity_thresholds": ctx.parity_thresholds,
-        "reference_variant": REFERENCE_VARIANT, "env": ctx.env, **model_ctx,
-    }
-    log = log_dir / f"{cell.slug()}.log"
-    with tempfile.TemporaryDirectory(prefix="edgebench-cell-") as td:
-        cfile, rfile = Path(td) / "cell.json", Path(td) / "record.json"
-        cfile.write_text(json.dumps(payload))
-        cmd = [_python_for(ctx, cell.variant), "-m", "edgebench.worker", str(cfile), str(rfile)]
-        started = time.time()
-        rc, wall = _spawn(cmd, ctx, log, ctx.cell_timeout)
-        if rc == 0 and rfile.is_file():
-            return json.loads(rfile.read_text())
-        status, reason = _failure_reason(rc, ctx.cell_timeout, log)
-    return {"run_id": ctx.run_id, "model": cell.model, "variant": cell.variant, "task": cell.task,
-            "status": status, "reason": reason, "device": ctx.device, "device_id": ctx.device_id,
-            "weights": model_ctx["weights"], "weights_note": model_ctx["weights_note"],
-            "data": model_ctx["data_info"], "profile": ctx.profile,
-            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(started)),
-            "wall_s": round(wall, 3), "memory_mb": None, "power_w": None,
-            "power_reason": "cell did not finish", "energy_mj_per_sample": None}
-
-
-def skipped_record(cell: CellId, model_ctx: dict, ctx: RunContext, reason: str) -> dict:
-    return {"run_id": ctx.run_id, "model": cell.model, "variant": cell.variant, "task": cell.task,
-            "status": "skipped", "reason": reason, "device": ctx.device, "device_id": ctx.device_id,
-            "weights": model_ctx["weights"], "weights_note": model_ctx["weights_note"],
-            "data": model_ctx["data_info"], "profile": ctx.profile,
-            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()), "wall_s": 0.0,
-            "memory_mb": None, "power_w": None, "power_reason": "not run",
-            "energy_mj_per_sample": None}
+            server = ForkServer(python, self.log_dir / "forkserver.log", self.settings.env)
+        except OSError:
+            server = None
+        self._servers[python] = server
+        self.timings["fork_server_s"] += round(time.perf_counter() - t, 3)
+        return server

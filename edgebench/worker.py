@@ -1,16 +1,17 @@
 """One cell (model x variant x task) in its own process.
 
-    python -m edgebench.worker CELL.json OUT.json     run a cell, write its record to OUT.json
-    python -m edgebench.worker --probe VARIANT[,VARIANT...] OUT.json [OPTIONS.json]
+    python -m edgebench.worker CELL.json OUT.json       run a cell, write its record to OUT.json
+    python -m edgebench.worker --probe IN.json OUT.json can these variants run here?
 
-The runner owns the result store; the worker only writes its one record. A crash here
-leaves no OUT.json and the runner records the cell as failed.
+``run_cell`` is a function of the cell alone (``edgebench.cell.Cell``: settings, the model's
+inputs and what earlier cells decided); it reads no results file. The runner owns the result
+store; the worker only writes its one record. A crash here leaves no OUT.json and the runner
+records the cell as failed.
 """
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import datetime as dt
 import json
 import os
 import signal
@@ -20,6 +21,9 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+
+from .cell import Cell, new_record
+from .util import atomic_write_json, first_line
 
 
 def _die_with_parent() -> None:
@@ -31,62 +35,56 @@ def _die_with_parent() -> None:
             os._exit(1)
 
 
-def _err(e: BaseException) -> str:
-    first = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {first[0][:500] if first else ''}".strip()
-
-
 def _tail(limit: int = 12) -> str:
     return "".join(traceback.format_exc().splitlines(keepends=True)[-limit:])
 
 
-def _write(out: Path, record: dict) -> None:
-    from .store import _json_default
-
-    tmp = out.with_suffix(".part")
-    tmp.write_text(json.dumps(record, default=_json_default))
-    os.replace(tmp, out)
-
-
-def probe(variants: list[str], out: Path, options: dict) -> None:
+def probe(request: dict, out: Path) -> None:
+    """For each variant: can it run here, which options it settles here, where it computes,
+    and which of the request's models it cannot take (with the reason)."""
     import converters
 
     res = {}
-    for variant in variants:
+    for variant in request["variants"]:
         try:
             conv = converters.get(variant)
-            av = conv.available(options)
+            settled = conv.settle_options(dict(request["options"]))
+            opts = {**request["options"], **settled}
+            av = conv.available(opts)
+            models = {}
+            if av.ok:
+                for m, size in request.get("models", {}).items():
+                    ma = conv.check_model(m, tuple(size), opts)
+                    if not ma.ok:
+                        models[m] = ma.reason
             res[variant] = {"ok": av.ok, "reason": av.reason, "versions": av.versions or {},
-                            "precision": conv.precision, "description": conv.description}
+                            "precision": conv.precision, "description": conv.description,
+                            "settled": settled, "compute_device": conv.compute_device(opts),
+                            "models": models}
         except Exception as e:  # noqa: BLE001
-            res[variant] = {"ok": False, "reason": f"probe failed: {_err(e)}", "versions": {}}
-    _write(out, res)
-
-
-class Cell:
-    """Everything one cell needs, as written by the runner."""
-
-    def __init__(self, d: dict):
-        self.__dict__.update(d)
+            res[variant] = {"ok": False, "reason": f"probe failed: {first_line(e, 500)}",
+                            "versions": {}, "models": {}}
+    atomic_write_json(out, res)
 
 
 def _reference_logits(cell: Cell, spec, data, cache: Path) -> np.ndarray:
-    """PyTorch FP32 eager logits for the parity images, computed once per model/data and
-    cached, so every variant is compared with the very same reference."""
-    from converters.pytorch import TorchPredictor
+    """The reference variant's FP32 CPU logits for the parity images, computed once per
+    model/data and cached, so every variant is compared with the very same reference."""
+    import converters
 
     from .measure import run_all
 
-    key = spec.key("reference", Path(cell.data_folder).name, cell.parity_images)
+    inp, prof = cell.inputs, cell.run.prof
+    key = spec.key("reference", Path(inp.data_folder).name, inp.parity_images)
     path = cache / "reference" / f"{cell.model}-{key}.npy"
     if path.is_file():
         return np.load(path)
-    ref = TorchPredictor(spec.build(), "cpu", {})
-    logits, _, _ = run_all(ref, data, cell.prof["accuracy_batch"], cell.parity_images)
+    ref = converters.get(cell.run.reference_variant).reference_predictor(spec)
+    logits, _, _ = run_all(ref, data, prof["accuracy_batch"], inp.parity_images)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path.with_suffix(".part.npy"), logits)
     os.replace(path.with_suffix(".part.npy"), path)
-    del ref
+    ref.close()
     return logits
 
 
@@ -94,32 +92,20 @@ def _parity(cell: Cell, predictor, precision: str, spec, data, cache: Path):
     from . import metrics
     from .measure import run_all
 
+    prof = cell.run.prof
     ref = _reference_logits(cell, spec, data, cache)
-    out, _, _ = run_all(predictor, data, cell.prof["accuracy_batch"], cell.parity_images,
-                        budget_s=cell.prof.get("pass_budget_s"))
+    out, _, _ = run_all(predictor, data, prof["accuracy_batch"], cell.inputs.parity_images,
+                        budget_s=prof.get("pass_budget_s"))
     p = metrics.parity(ref[:len(out)], out)
-    ok, why = metrics.parity_verdict(p, precision, cell.parity_thresholds)
+    ok, why = metrics.parity_verdict(p, precision, cell.run.parity_thresholds)
     p["precision"] = precision
     p["criterion"] = why
     if not ok:
         return "failed", p, f"parity failed: {why}"
     if len(out) < len(ref):
         return "partial", p, (f"{len(out)} of {len(ref)} images within the "
-                              f"{cell.prof['pass_budget_s']:g} s budget of this profile")
+                              f"{prof['pass_budget_s']:g} s budget of this profile")
     return "ok", p, ""
-
-
-def _equivalence(cell: Cell) -> tuple[bool | None, str]:
-    """Did this variant pass parity earlier in the run? (None: not checked.)"""
-    from . import store
-
-    if cell.variant == cell.reference_variant:
-        return True, "the reference"
-    r = store.find(store.read(Path(cell.results_path)), cell.model, cell.variant, "parity",
-                   cell.device_id)
-    if r is None or r["status"] not in ("ok", "failed", "partial"):
-        return None, "parity not run"
-    return r["status"] != "failed", r.get("criterion", r.get("reason", ""))
 
 
 def _device_hooks(device: dict):
@@ -140,33 +126,47 @@ def _device_hooks(device: dict):
     return state, memory
 
 
+def _measure(cell: Cell, conv, predictor, spec, data, cache: Path, monitor):
+    """The cell's task on a loaded predictor: (status, fields, reason)."""
+    from . import measure
+
+    prof = cell.run.prof
+    if cell.task == "parity":
+        return _parity(cell, predictor, conv.precision, spec, data, cache)
+    if cell.task == "accuracy":
+        return measure.accuracy(predictor, data, prof, monitor)
+    if cell.task == "latency":
+        return measure.latency(predictor, data, prof, monitor)
+    if cell.task == "throughput":
+        return measure.throughput(predictor, data, prof, monitor, cell.reference_sweep)
+    if cell.task == "convert":
+        return "ok", {}, ""
+    raise ValueError(f"unknown task {cell.task}")
+
+
 def run_cell(cell: Cell) -> dict:
     import converters
 
-    from . import measure, store
+    from . import measure
     from .data import PreparedData
     from .models import make_spec
     from .telemetry import Monitor
 
-    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     t_start = time.perf_counter()
-    rec: dict = {"run_id": cell.run_id, "model": cell.model, "variant": cell.variant,
-                 "task": cell.task, "status": "failed", "reason": "", "device": cell.device,
-                 "device_id": cell.device_id, "weights": cell.weights,
-                 "weights_note": cell.weights_note, "data": cell.data_info,
-                 "profile": cell.profile, "started_at": started,
-                 # The interpreter this cell ran in (a variant may have its own: --python).
-                 "python": {"executable": sys.executable, "version": sys.version.split()[0]}}
-    device_state, device_memory = _device_hooks(cell.device)
-    monitor = Monitor(interval_s=cell.prof.get("sample_interval_s", 0.1),
+    run, inp = cell.run, cell.inputs
+    # The interpreter this cell ran in (a variant may have its own: --python).
+    rec = new_record(cell, "failed", python={"executable": sys.executable,
+                                             "version": sys.version.split()[0]})
+    device_state, device_memory = _device_hooks(run.device)
+    monitor = Monitor(interval_s=run.prof.get("sample_interval_s", 0.1),
                       device_state=device_state, device_memory=device_memory).start()
-    cache = Path(cell.cache_dir)
+    cache = Path(run.cache_dir)
     try:
         conv = converters.get(cell.variant)
         # The profile's largest batch sizes the variants that fix it at build time (TensorRT).
-        spec = make_spec(cell.model, cell.weights,
-                         {"max_batch": cell.prof["throughput"]["max_batch"], **cell.options})
-        av = conv.available(cell.options)
+        spec = make_spec(cell.model, inp.weights,
+                         {"max_batch": run.prof["throughput"]["max_batch"], **run.options})
+        av = conv.available(run.options)
         if not av.ok:
             rec.update(status="skipped", reason=av.reason)
             return rec
@@ -177,27 +177,15 @@ def run_cell(cell: Cell) -> dict:
         t = time.perf_counter()
         predictor = conv.load(art, spec)
         rec["load_s"] = round(time.perf_counter() - t, 3)
-        data = PreparedData(Path(cell.data_folder), cell.mean, cell.std)
+        data = PreparedData(Path(inp.data_folder), inp.mean, inp.std)
         rec["cold_start_ms"] = round(measure.cold_start(predictor, data.batch(0, 1)), 3)
         rec["variant_meta"] = {**art.meta, **getattr(predictor, "meta", {})}
-        if cell.task in ("latency", "throughput", "accuracy", "convert"):
-            rec["equivalent"], rec["equivalence"] = _equivalence(cell)
-        monitor.measure_idle(cell.prof["idle_s"])
-        if cell.task == "parity":
-            status, fields, reason = _parity(cell, predictor, conv.precision, spec, data, cache)
-        elif cell.task == "accuracy":
-            status, fields, reason = measure.accuracy(predictor, data, cell.prof, monitor)
-        elif cell.task == "latency":
-            status, fields, reason = measure.latency(predictor, data, cell.prof, monitor)
-        elif cell.task == "throughput":
-            ref = store.find(store.read(Path(cell.results_path)), cell.model,
-                             cell.reference_variant, "throughput", cell.device_id)
-            ref_sweep = ref.get("by_batch") if ref and cell.variant != cell.reference_variant else None
-            status, fields, reason = measure.throughput(predictor, data, cell.prof, monitor, ref_sweep)
-        elif cell.task == "convert":
-            status, fields, reason = "ok", {}, ""
-        else:
-            raise ValueError(f"unknown task {cell.task}")
+        if cell.task != "parity":
+            rec["equivalent"], rec["equivalence"] = cell.equivalent, cell.equivalence
+        monitor.measure_idle(run.prof["idle_s"])
+        t = time.perf_counter()
+        status, fields, reason = _measure(cell, conv, predictor, spec, data, cache, monitor)
+        rec["measure_s"] = round(time.perf_counter() - t, 3)
         rec.update(fields)
         rec.update(status=status, reason=reason)
         predictor.close()
@@ -206,8 +194,8 @@ def run_cell(cell: Cell) -> dict:
     except Exception as e:  # noqa: BLE001 - one cell's failure is a record, not a crash
         from .measure import is_oom
 
-        rec.update(status="failed", reason=("out of memory: " if is_oom(e) else "") + _err(e),
-                   traceback=_tail())
+        rec.update(status="failed", reason=("out of memory: " if is_oom(e) else "")
+                   + first_line(e, 500), traceback=_tail())
     finally:
         monitor.stop()
         rec["memory_mb"] = monitor.memory_mb()
@@ -224,17 +212,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     _die_with_parent()
     if argv and argv[0] == "--probe":
-        opts = json.loads(Path(argv[3]).read_text()) if len(argv) > 3 else {}
-        probe(argv[1].split(","), Path(argv[2]), opts)
+        probe(json.loads(Path(argv[1]).read_text()), Path(argv[2]))
         return 0
-    cell = Cell(json.loads(Path(argv[0]).read_text()))
+    cell = Cell.from_json(json.loads(Path(argv[0]).read_text()))
     # Fault injection for the isolation tests: a real hard crash (SIGSEGV) of this worker.
     if os.environ.get("EDGEBENCH_TEST_CRASH") == f"{cell.model}/{cell.variant}/{cell.task}":
         os.kill(os.getpid(), signal.SIGSEGV)
-    for k, v in (cell.env or {}).items():
-        os.environ.setdefault(k, str(v))
-    rec = run_cell(cell)
-    _write(Path(argv[1]), rec)
+    atomic_write_json(Path(argv[1]), run_cell(cell), indent=None)
     return 0
 
 

@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 
 from edgebench import store
-from edgebench.report import _f
-from testlib import REPO, TINY, run_cli
+from edgebench.report_format import fmt as _f
+from testlib import REPO, TINY, assert_records_valid, run_cli
 
 # Ray must stay on loopback: without this it looks up the machine's outward address when a
 # driver connects. Read once, when ray is first imported, so set before any import of it.
@@ -65,7 +65,7 @@ def test_help_explains_every_option():
 
 
 def test_single_machine_code_never_imports_ray():
-    code = ("import sys, edgebench.full as f, edgebench.runner, edgebench.report, edgebench.worker\n"
+    code = ("import sys, edgebench.cli as f, edgebench.runner, edgebench.report, edgebench.worker\n"
             "f.build_parser().parse_args([])\n"
             "import edgebench.fleet, edgebench.fleet.config, edgebench.fleet.report\n"
             "print('ray' in sys.modules)")
@@ -145,6 +145,7 @@ def _by_cell(recs):
     return out
 
 
+@pytest.mark.slow
 def test_fleet_two_devices_node_loss_and_resume(cluster, tmp_path):
     import torch
 
@@ -189,6 +190,7 @@ cache_dir = "{tmp_path / 'cache-c'}"
     text = (tmp_path / "driver1.log").read_text()
     assert rc == 1, text[-3000:]                       # lost cells count as failed
     recs = records(out)
+    assert_records_valid(recs)
     for r in recs:
         jsonschema.validate(r, SCHEMA)
         assert r["run_id"] == recs[0]["run_id"]
@@ -226,7 +228,7 @@ cache_dir = "{tmp_path / 'cache-c'}"
         assert info["node"]["node_id"] == node.node_id
         assert info["machine"]["cores_physical"] >= 1 and info["machine"]["hostname"]
         assert info["variants"]["onnxruntime"]["ok"] and info["data"]["source"] == "sample"
-        assert info["torch_device"] == ("cuda" if cuda_here else "cpu")
+        assert info["options"]["torch_device"] == ("cuda" if cuda_here else "cpu")
         # Ray sets OMP_NUM_THREADS=1 in its workers when the node has none: the agent undoes it
         # so cells use the device's threads as edgebench.full would.
         assert info["env_removed_from_ray_worker"] == \
@@ -240,6 +242,7 @@ cache_dir = "{tmp_path / 'cache-c'}"
     assert proc2.returncode == 0, proc2.stderr[-3000:]       # skipped cells do not fail a run
     assert "device a: every cell already ok" in proc2.stderr
     recs2 = records(out)
+    assert_records_valid(recs2)
     cells2 = _by_cell(recs2)
     assert recs2[:len(recs)] == recs                          # append-only: nothing rewritten
     new = recs2[len(recs):]
@@ -271,6 +274,7 @@ cache_dir = "{tmp_path / 'cache-c'}"
     assert {ln.split(",")[2] for ln in summary[1:]} == {"a", "b", "c"}
 
 
+@pytest.mark.slow
 def test_local_mode_starts_its_own_cluster(cluster, tmp_path):
     """Without --address the runner starts a one-node cluster on loopback for this machine,
     even while another cluster runs here (the fixture's), which it must not join."""
@@ -291,6 +295,7 @@ cache_dir = "{tmp_path / 'cache'}"
                    "--device-wait", "0", "--out", str(out), env=_env(), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     recs = {r["device_id"]: r for r in records(out)}
+    assert_records_valid(out)
     assert recs["here"]["status"] == "ok" and recs["here"]["task"] == "convert", recs["here"]
     assert recs["here"]["fleet"]["node_ip"] == LOOPBACK
     assert recs["here"]["fleet"]["node_id"] not in {n.node_id for n in cluster.list_all_nodes()}
@@ -306,6 +311,7 @@ cache_dir = "{tmp_path / 'cache'}"
     assert (out / "devices" / "here" / "report.md").is_file()
 
 
+@pytest.mark.slow
 def test_gpu_device_gets_a_parity_cell_for_pytorch(tmp_path):
     """A device whose PyTorch runs on a GPU (torch_device "cuda", as on a Jetson) gets a
     pytorch parity cell: the reference is CPU FP32, and cuDNN's TF32 default once put the
@@ -329,6 +335,7 @@ options = {{ torch_device = "cuda" }}
                    "--device-wait", "0", "--out", str(out), env=_env(), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     recs = {r["task"]: r for r in records(out)}
+    assert_records_valid(out)
     assert set(recs) == {"parity", "convert"}, recs
     if torch.cuda.is_available():
         assert recs["parity"]["status"] == "ok" and recs["parity"]["max_abs_diff"] <= 1e-3

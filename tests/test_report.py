@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import csv
 
-from edgebench import report
+from edgebench import report, report_format
 
 
 def rec(variant, task, **kw):
@@ -32,7 +32,7 @@ RECORDS = [
 
 
 def test_speedup_uses_latest_record_and_same_run_baseline():
-    rows = {r["variant"]: r for r in report.summary_rows(RECORDS)}
+    rows = {r["variant"]: r for r in report_format.summary_rows(RECORDS)}
     assert rows["onnxruntime"]["latency_p50_ms"] == 4.0          # the later record wins
     assert rows["onnxruntime"]["speedup_p50_vs_pytorch"] == 5.0
     assert rows["onnxruntime"]["equivalent"] is False

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from converters.tensorrt import (DEFAULT_MAX_BATCH, engine_cache_key, parse_version, plan_for,
-                                 profile_shapes, timing_cache_path, to_fp16_onnx)
+from converters.tensorrt.onnx_fp16 import to_fp16_onnx
+from converters.tensorrt.plan import (DEFAULT_MAX_BATCH, engine_cache_key, parse_version, plan_for,
+                                      profile_shapes, timing_cache_path, variant_options)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -66,6 +67,14 @@ def test_profile_shapes():
     with pytest.raises(ValueError):
         profile_shapes((3, 224, 224), 8, 0)
     assert DEFAULT_MAX_BATCH == 64
+
+
+def test_variant_options():
+    assert variant_options(None) == {"opt_batch": 8, "max_batch": 64, "workspace_mb": None,
+                                     "fp16_mode": "auto"}
+    o = variant_options({"trt_max_batch": 16, "trt_opt_batch": 4, "trt_fp16_mode": "onnx"})
+    assert (o["opt_batch"], o["max_batch"], o["fp16_mode"]) == (4, 16, "onnx")
+    assert variant_options({"max_batch": 32, "trt_max_batch": 16})["max_batch"] == 32
 
 
 # ------------------------------------------------------------------ engine cache key
@@ -227,3 +236,20 @@ def test_listing_the_registry_does_not_import_tensorrt_or_torch():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_trt_module_is_nvidias_top_level_tensorrt(monkeypatch):
+    # The variant is the package converters.tensorrt; its absolute ``import tensorrt`` must
+    # reach NVIDIA's module, never the package itself.
+    import types
+
+    from converters.tensorrt.build import trt_module
+
+    fake = types.ModuleType("tensorrt")
+    fake.__version__ = "10.3.0.30"
+    monkeypatch.setitem(sys.modules, "tensorrt", fake)
+    assert trt_module() is fake
+    monkeypatch.setitem(sys.modules, "tensorrt", None)   # what a missing module looks like
+    with pytest.raises(ImportError, match="tensorrt"):
+        trt_module()
+

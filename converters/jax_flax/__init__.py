@@ -59,6 +59,15 @@ class JaxFlaxConverter(Converter):
                 out[dist] = None
         return out
 
+    def check_model(self, model: str, input_size: tuple, options: dict) -> Availability:
+        from edgebench.models import source_of
+
+        try:
+            families.family_of(model, source_of(model))
+        except SkipVariant as e:
+            return Availability.no(str(e))
+        return Availability.yes()
+
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
         family = families.family_of(spec.name, spec.source)   # skip before building anything
         xla_env.prepare()

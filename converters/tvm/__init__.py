@@ -15,6 +15,30 @@ Options (``spec.options``, from the CLI):
 Batch sizes: shapes are static. Batch 1 is compiled by ``convert``; any other batch size is
 compiled on its first call and cached on disk (an exported artifact holds the batch sizes it
 was exported with). The tuning database applies to the batch sizes it was tuned at.
+
+Layout of this package (one job per module):
+  __init__.py      the converter (options, cache keys, loading an export) and the predictor
+  errors.py        the package's exceptions (the tuning command maps them to exit codes)
+  targets.py       targets (host, jetson-agx-orin, tags, JSON): names, devices, CPU threads
+  importer.py      torch module -> Relax (torch.export, ONNX as fallback)
+  passes.py        the lowering shared by tuning and compiling (BN folding, layout, fusion)
+                   and the tuning tasks it yields
+  fast_math.py     vectorisable exp/erf-based activations on LLVM targets
+  relax_rewrite.py the Relax call-rewrite helper fast_math and passes use
+  build.py         apply a tuning database, compile, write a host library
+  database.py      tuning databases: paths, fingerprint, what they hold, tuning.json
+  design_space.py  MetaSchedule design spaces (vector-width tiling on CPUs)
+  tuning.py        one tuning session: tasks, contexts, cost model, budget, resume, interrupts
+  scheduler.py     the tuning loop: pick a task, build, measure and commit one batch
+  runner.py        where candidates are built and measured: locally or over TVM RPC
+  _msbuild.py      the builder's worker functions
+  transfer.py      what the cost model learns first: warm start, other databases
+  export.py        exported artifacts: libraries, manifest, sha256 checks, cross-compiling
+  cuda_export.py   CUDA kernels compiled with NVRTC into an exported library
+  cli.py           the ``tune`` command (``python -m edgebench.tune``, via ``commands``)
+  progress.py      that command's progress display
+
+Importing this package imports neither tvm nor torch: the registry lists every variant.
 """
 from __future__ import annotations
 
@@ -25,9 +49,13 @@ from pathlib import Path
 
 import numpy as np
 
+from edgebench.util import atomic_write_json
+
 from .. import register
 from ..base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor,
                     SkipVariant)
+from . import build, database, passes, targets
+from .errors import TargetError
 
 DEFAULT_TUNING_DIR = "results/tuning"
 
@@ -43,6 +71,7 @@ class TvmConverter(Converter):
     name = "tvm"
     precision = "fp32"
     description = "Apache TVM (Relax + MetaSchedule), static shapes, per-target tuning database"
+    commands = {"tune": "converters.tvm.cli:main"}
     cli_options = (
         ("--tuning-dir", {"default": None, "metavar": "DIR",
                           "help": "TVM tuning databases (default results/tuning); the database for "
@@ -68,12 +97,10 @@ class TvmConverter(Converter):
         opts = _opts(options)
         try:
             import tvm
-
-            from . import core
         except Exception as e:  # noqa: BLE001
             return Availability.no(f"apache-tvm is not importable ({type(e).__name__}: {e}); "
                                    "pip install 'edgebench[tvm]'")
-        versions = core.tvm_versions()
+        versions = targets.tvm_versions()
         art = opts.get("tvm_artifact")
         if art:
             from . import export
@@ -85,13 +112,13 @@ class TvmConverter(Converter):
             why = export.runnable_here(manifest)
             return Availability.no(why, **versions) if why else Availability.yes(**versions)
         try:
-            target, tname = core.resolve_target(opts.get("tvm_target"))
-        except core.TargetError as e:
+            target, tname = targets.resolve_target(opts.get("tvm_target"))
+        except TargetError as e:
             return Availability.no(str(e), **versions)
         if target.kind.name == "llvm" and not tvm.runtime.enabled("llvm"):
             return Availability.no("this TVM build has no LLVM backend", **versions)
-        if core.is_gpu(target):
-            dev = core.device_for(target)
+        if targets.is_gpu(target):
+            dev = targets.device_for(target)
             if not dev.exist:
                 return Availability.no(
                     f"target {tname} needs a {target.kind.name.upper()} GPU and there is none "
@@ -104,29 +131,20 @@ class TvmConverter(Converter):
 
     def versions(self) -> dict:
         try:
-            from . import core
-
-            return core.tvm_versions()
+            return targets.tvm_versions()
         except Exception:  # noqa: BLE001
             return {}
 
     # ------------------------------------------------------------------ convert
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
-        from . import core
-
         opts = _opts(spec)
         if opts.get("tvm_artifact"):
             return self._from_export(spec, opts["tvm_artifact"])
         ctx = self._context(spec)
-        core.configure_threads(ctx["target"])  # before any kernel runs (constant folding)
-        if (opts.get("profile") == "quick" and not opts.get("tvm_untuned")
-                and not (Path(ctx["db_dir"]) / "database_tuning_record.json").is_file()):
-            # Untuned TVM costs seconds per image on a small CPU (resnet152: ~10 s) and says
-            # little: the quick profile measures TVM only where a tuning database exists.
-            raise SkipVariant(
-                f"no TVM tuning database for {spec.name} on {ctx['target_name']} "
-                f"({ctx['db_dir']}); untuned TVM is left out of the quick profile. Tune first: "
-                f"python -m edgebench.tune --model {spec.name} --trials 512, or pass --tvm-untuned")
+        targets.configure_threads(ctx["target"])  # before any kernel runs (constant folding)
+        why = _untuned_reason(spec.name, opts, ctx)
+        if why:
+            raise SkipVariant(why)
         t = time.perf_counter()
         path, meta, cached = self._compiled(spec, Path(cache), 1, ctx)
         convert_s = 0.0 if cached else time.perf_counter() - t
@@ -137,56 +155,63 @@ class TvmConverter(Converter):
         return Artifact(self.name, path=str(path), convert_s=convert_s, cached=cached,
                         meta=meta, obj={"cache": str(cache), "ctx": ctx})
 
-    def _context(self, spec: ModelSpec) -> dict:
-        from . import core
+    def check_model(self, model: str, input_size: tuple, options: dict) -> Availability:
+        opts = _opts(options)
+        if opts.get("tvm_artifact"):
+            return Availability.yes()
+        try:
+            ctx = self._context_for(model, tuple(input_size), opts)
+        except SkipVariant as e:
+            return Availability.no(str(e))
+        why = _untuned_reason(model, opts, ctx)
+        return Availability.no(why) if why else Availability.yes()
 
-        opts = _opts(spec)
-        target, tname = core.resolve_target(opts.get("tvm_target"))
+    def _context(self, spec: ModelSpec) -> dict:
+        return self._context_for(spec.name, spec.input_size, _opts(spec))
+
+    def _context_for(self, model: str, input_size: tuple, opts: dict) -> dict:
+        target, tname = targets.resolve_target(opts.get("tvm_target"))
         why = _cross_reason(target)
         if why:
             raise SkipVariant(why)
         tuning_dir = opts.get("tuning_dir") or DEFAULT_TUNING_DIR
-        db_dir = core.db_dir_for(tuning_dir, target, spec.name, spec.input_size)
-        layout = core.layout_for(target, db_dir, opts.get("tvm_layout"))
+        db_dir = database.db_dir_for(tuning_dir, target, model, input_size)
+        layout = passes.layout_for(target, db_dir, opts.get("tvm_layout"))
         return {"target": target, "target_name": tname, "db_dir": db_dir,
                 "importer": opts.get("tvm_importer") or "auto", "layout": layout}
 
     def _cache_paths(self, spec, cache: Path, batch: int, ctx: dict):
-        from . import core
-
-        key = spec.key("tvm", core.target_json(ctx["target"]),
-                       core.database_fingerprint(ctx["db_dir"]), core.tvm_versions(),
-                       core.PIPELINE_VERSION, ctx["importer"], ctx["layout"], f"b{batch}")
+        key = spec.key("tvm", targets.target_json(ctx["target"]),
+                       database.database_fingerprint(ctx["db_dir"]), targets.tvm_versions(),
+                       passes.PIPELINE_VERSION, ctx["importer"], ctx["layout"], f"b{batch}")
         folder = Path(cache) / "tvm"
         stem = f"{spec.name}-{key}-b{batch}"
         return folder / f"{stem}.so", folder / f"{stem}.json"
 
     def _compiled(self, spec: ModelSpec, cache: Path, batch: int, ctx: dict):
         """(library path, meta, cached?) for one batch size; compiles on a cache miss."""
-        from . import core
-
         so, js = self._cache_paths(spec, cache, batch, ctx)
         if so.is_file() and js.is_file():
             return so, json.loads(js.read_text()), True
         model = self._model(spec)
-        db_dir = ctx["db_dir"] if core.database_exists(ctx["db_dir"]) else None
-        res = core.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
+        db_dir = ctx["db_dir"] if database.database_exists(ctx["db_dir"]) else None
+        res = build.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
                                  importer=ctx["importer"], layout=ctx["layout"], spec=spec,
                                  cache=cache, out_path=so)
         from . import fast_math
 
-        meta = {"tuning": core.tuning_meta(ctx["db_dir"] if db_dir else None, res["tuning"]),
-                "target": core.target_dict(ctx["target"]), "target_name": ctx["target_name"],
+        meta = {"tuning": database.tuning_meta(ctx["db_dir"] if db_dir else None, res["tuning"]),
+                "target": targets.target_dict(ctx["target"]), "target_name": ctx["target_name"],
                 "fast_math": fast_math.DESCRIPTION if fast_math.applies_to(ctx["target"])
                 else None,
                 "importer": res["importer"], "layout": ctx["layout"],
-                "batch_size": batch, "timings": res["timings"], **core.tvm_versions()}
+                "batch_size": batch, "timings": res["timings"], **targets.tvm_versions()}
         if not db_dir:
             meta["tuning"]["database"] = str(ctx["db_dir"])
             meta["tuning"]["note"] = "no tuning database for this model and target"
         if res["importer_note"]:
             meta["importer_fallback_reason"] = res["importer_note"]
-        js.write_text(json.dumps(meta, indent=1) + "\n")
+        atomic_write_json(js, meta)
         return so, meta, False
 
     def _model(self, spec: ModelSpec):
@@ -221,22 +246,31 @@ class TvmConverter(Converter):
 
     # ------------------------------------------------------------------ load
     def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
-        from . import core
-
         import tvm
 
         obj = artifact.obj or {}
         if "libs" in obj:  # exported artifact: the runtime alone, no compiler calls
             dev = tvm.cuda(0) if obj["manifest"].get("device") == "cuda" else tvm.cpu(0)
             # No target object here: CPU kernels get all physical cores (or TVM_NUM_THREADS).
-            threads = core.configure_threads(None)
+            threads = targets.configure_threads(None)
             return TvmPredictor(self, spec, dev, dict(obj["libs"]), None, None,
                                 {**artifact.meta, "cpu_threads": threads})
         ctx = obj.get("ctx") or self._context(spec)
         cache = Path(obj.get("cache") or ".")
-        threads = core.configure_threads(ctx["target"])
-        return TvmPredictor(self, spec, core.device_for(ctx["target"]), {1: artifact.path},
+        threads = targets.configure_threads(ctx["target"])
+        return TvmPredictor(self, spec, targets.device_for(ctx["target"]), {1: artifact.path},
                             ctx, cache, {**artifact.meta, "cpu_threads": threads})
+
+
+def _untuned_reason(model: str, opts: dict, ctx: dict) -> str:
+    """Untuned TVM costs seconds per image on a small CPU (resnet152: ~10 s) and says
+    little: the quick profile measures TVM only where a tuning database exists."""
+    if (opts.get("profile") != "quick" or opts.get("tvm_untuned")
+            or (Path(ctx["db_dir"]) / "database_tuning_record.json").is_file()):
+        return ""
+    return (f"no TVM tuning database for {model} on {ctx['target_name']} "
+            f"({ctx['db_dir']}); untuned TVM is left out of the quick profile. Tune first: "
+            f"python -m edgebench.tune --model {model} --trials 512, or pass --tvm-untuned")
 
 
 def _cross_reason(target) -> str:

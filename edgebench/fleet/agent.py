@@ -3,13 +3,13 @@
 Everything that touches the device happens here, on the device: the variant probes, the
 weights, the data (resolved and preprocessed into the device's own cache), conversion and
 compilation (inside the cell worker), and the measurement itself (one worker process per
-cell, exactly as ``edgebench.full`` runs it, through ``runner.run_cell``). The actor holds the
+cell), through the same ``runner.Session`` that ``edgebench.full`` drives. The actor holds the
 whole ``device:<id>`` resource and runs one call at a time, so two cells never overlap on a
 device, and no second fleet run can measure on it meanwhile.
 
-The agent keeps a device-local results.jsonl (seeded with the device's earlier records on
---resume) because the worker reads it: parity before speed (``equivalent``) and the PyTorch
-throughput sweep for BSR, both on the same device. The driver owns the run's real store.
+The session keeps this device's records in memory (seeded with its earlier records on
+--resume): later cells take the parity verdict and the reference throughput sweep from
+them. The driver owns the run's store.
 
 This module imports nothing heavy at import time: the driver imports it to name the class.
 """
@@ -53,7 +53,7 @@ def _edgebench_version() -> dict:
     import subprocess
     from importlib import metadata
 
-    from ..full import REPO_ROOT
+    from ..util import REPO_ROOT
 
     out: dict = {"root": str(REPO_ROOT)}
     try:
@@ -75,29 +75,25 @@ class DeviceAgent:
     def __init__(self, device_id: str, run_id: str, settings: dict, resource: str,
                  prior_records: list[dict], prior_models: dict):
         self.removed_env = undo_ray_worker_env()
-        from .. import runner, store, sysinfo
-        from ..full import REPO_ROOT
+        from .. import runner, sysinfo
+        from ..cell import RunSettings
+        from ..util import REPO_ROOT
 
         self.device_id, self.run_id, self.settings, self.resource = device_id, run_id, settings, resource
         cache = Path(os.path.expanduser(settings.get("cache_dir") or REPO_ROOT / "results" / "cache"))
         self.cache = cache.resolve()
         self.workdir = self.cache / "fleet" / run_id / device_id
-        (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
         prof = settings["prof"]
-        self.ctx = runner.RunContext(
-            out=self.workdir, run_id=run_id, profile=settings["profile"], prof=prof,
-            cache_dir=self.cache, cell_timeout=settings.get("cell_timeout") or prof["cell_timeout"],
+        run_settings = RunSettings(
+            run_id=run_id, profile=settings["profile"], prof=prof, cache_dir=str(self.cache),
             options=settings["options"], device=sysinfo.device(), device_id=device_id,
-            parity_thresholds=settings["parity_thresholds"], pythons=settings.get("pythons") or {},
-            env=settings.get("env") or {})
-        # The worker looks up this device's earlier records (parity, the PyTorch sweep).
-        self.ctx.results_path.write_text("")
-        for r in prior_records:
-            store.append(self.ctx.results_path, r)
+            parity_thresholds=settings["parity_thresholds"], env=settings.get("env") or {})
+        self.session = runner.Session(
+            run_settings, self.workdir / "logs",
+            settings.get("cell_timeout") or prof["cell_timeout"],
+            pythons=settings.get("pythons") or {}, records=prior_records)
         self.prior_models = prior_models or {}
-        self.models: dict[str, dict] = {}
         self.images = None
-        self.probes: dict = {}
 
     # ------------------------------------------------------------------ identity
     def identity(self) -> dict:
@@ -115,17 +111,20 @@ class DeviceAgent:
         import converters
         import ray
 
-        from .. import runner, sysinfo
+        from .. import sysinfo
         from ..data import DataError, resolve_source
+        from ..models import data_config
 
         self.removed_env += [k for k in undo_ray_worker_env() if k not in self.removed_env]
-        info = {"node": self.identity(), "machine": sysinfo.machine(), "device": self.ctx.device,
+        session = self.session
+        info = {"node": self.identity(), "machine": sysinfo.machine(),
+                "device": session.settings.device,
                 "device_state": sysinfo.device_state(), "env": sysinfo.env_flags(),
                 "env_removed_from_ray_worker": self.removed_env,
                 "ray_version": ray.__version__, "python_executable": sys.executable,
                 "edgebench": _edgebench_version(),
                 "cache_dir": str(self.cache), "workdir": str(self.workdir), "setup_error": None}
-        for v, path in self.ctx.pythons.items():
+        for v, path in session.pythons.items():
             if not os.access(path, os.X_OK):
                 info["setup_error"] = f"pythons: {v} = '{path}' is not an executable interpreter here"
                 return info
@@ -138,18 +137,16 @@ class DeviceAgent:
         if not len(images):
             info["setup_error"] = f"data: no image files found in {s.get('data')}"
             return info
-        t = time.perf_counter()
-        self.ctx.options = runner.resolve_torch_device(self.ctx.options, self.ctx.pythons)
-        info["torch_device"] = self.ctx.options.get("torch_device")
-        info["hello_timings"] = {"torch_device_s": round(time.perf_counter() - t, 3)}
-        self.images = images.limit(self.ctx.prof["max_images"] if s.get("data") else None)
+        self.images = images.limit(session.settings.prof["max_images"] if s.get("data") else None)
         info["data"] = {"source": self.images.name, "root": self.images.root,
                         "layout": self.images.layout, "n_images": len(self.images),
                         "license": self.images.license}
         t = time.perf_counter()
-        self.probes = runner.probe_variants(s["variants"], self.ctx, self.workdir / "logs")
-        info["hello_timings"]["probe_s"] = round(time.perf_counter() - t, 3)
-        info["variants"] = self.probes
+        info["variants"] = session.probe(
+            s["variants"], {m: tuple(data_config(m)["input_size"]) for m in s["models"]})
+        info["hello_timings"] = {"probe_s": round(time.perf_counter() - t, 3)}
+        info["options"] = session.settings.options     # as the variants settled them here
+        info["reference_parity"] = session.reference_computes_off_cpu()
         info["converter_import_errors"] = converters.broken()
         return info
 
@@ -160,40 +157,28 @@ class DeviceAgent:
         from ..models import ModelError
 
         undo_ray_worker_env()
-        from ..runner import prepare_model_context
-
         try:
-            ctx, info, warns = prepare_model_context(
-                model, self.images, self.cache, self.settings["weights"], self.settings["seed"],
-                prior=self.prior_models.get(model))
+            info, warns = self.session.prepare(model, self.images, self.settings["weights"],
+                                               self.settings["seed"],
+                                               prior=self.prior_models.get(model))
         except (ModelError, ValueError, OSError) as e:
             return {"error": f"{type(e).__name__}: {e}"}
-        self.models[model] = ctx
         return {"model_info": info, "warnings": warns}
 
     def run(self, model: str, variant: str, task: str) -> dict:
         """One cell, in its own worker process. Returns {"record", "log"}."""
-        from .. import runner, store
-        from ..plan import CellId
+        from ..cell import Cell
 
         undo_ray_worker_env()
-        cell = CellId(model, variant, task)
-        model_ctx = self.models.get(model)
-        if model_ctx is None:   # the driver prepares first; a direct call still works
+        cell = Cell(model, variant, task)
+        if model not in self.session.inputs:   # the driver prepares first; a direct call still works
             res = self.prepare(model)
             if "error" in res:
                 raise RuntimeError(res["error"])
-            model_ctx = self.models[model]
-        log = self.workdir / "logs" / f"{cell.slug()}.log"
+        log = self.session.log_dir / f"{cell.slug()}.log"
         log_start = log.stat().st_size if log.is_file() else 0
-        pr = self.probes.get(variant, {"ok": True})
-        if not pr["ok"]:
-            rec = runner.skipped_record(cell, model_ctx, self.ctx, pr["reason"])
-        else:
-            rec = runner.run_cell(cell, model_ctx, self.ctx, self.workdir / "logs")
-        rec["device_id"] = self.device_id
+        rec = self.session.run(cell)
         rec["fleet"] = self.identity()
-        store.append(self.ctx.results_path, rec)
         text = ""
         if log.is_file():
             with open(log, "rb") as f:

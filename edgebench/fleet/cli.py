@@ -9,14 +9,13 @@ import datetime as dt
 import json
 import os
 import sys
+import time
+import uuid
 from pathlib import Path
 
-EXIT_OK, EXIT_CELLS_FAILED, EXIT_USAGE = 0, 1, 2
+from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+
 INSTALL_HINT = "pip install 'edgebench[fleet]'"
-
-
-class UsageError(Exception):
-    pass
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,12 +128,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError("the config names several devices: give --address of the Ray "
                                  "cluster, or --local-device ID for the one this machine is")
         if not args.out:
-            from ..full import REPO_ROOT
+            from ..util import REPO_ROOT
 
             args.out = str(REPO_ROOT / "results" /
                            f"fleet-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
-        from .driver import run
-
         return run(args, fcfg, prior, console)
     except UsageError as e:
         print(f"edgebench fleet: error: {e}", file=sys.stderr)
@@ -142,4 +139,61 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("edgebench fleet: interrupted; finished cells are in results.jsonl (use --resume)",
               file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def run(args, fcfg, prior_meta: dict, console) -> int:
+    """Connect, drive every device's cells, write the fleet report. Returns the exit code."""
+    import ray
+
+    from .. import runner, store
+    from ..cell import now_iso
+    from . import report as fleet_report
+    from .cluster import connect, nodes_summary
+    from .driver import Driver
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    run_id = prior_meta.get("run_id") or uuid.uuid4().hex[:12]
+    prior_records = store.read(out / "results.jsonl") if args.resume else []
+    done = runner.done_keys(prior_records)
+    session = {"started_at": now_iso(), "argv": sys.argv, "resume": bool(args.resume),
+               "address": args.address or "local", "device_wait_s": args.device_wait}
+    meta = {"run_id": run_id, "kind": "fleet",
+            "created_at": prior_meta.get("created_at") or now_iso(),
+            "config": fcfg.raw, "config_source": fcfg.source,
+            "settings": {d.id: {**d.settings, "resource": d.resource} for d in fcfg.devices.values()},
+            "devices": prior_meta.get("devices", {}),
+            "sessions": prior_meta.get("sessions", []) + [session]}
+    n_cells = sum(len(d.cells) for d in fcfg.devices.values())
+    console.print(f"[bold]edgebench fleet[/] run {run_id} -> {out}  ({len(fcfg.devices)} devices, "
+                  f"{n_cells} cells, {len(done)} already ok)")
+    local = {} if args.address else {fcfg.devices[i].resource: 1.0 for i in args.local_device}
+    t_connect = time.perf_counter()
+    meta["ray"] = connect(args.address, local)
+    session["connect_s"] = round(time.perf_counter() - t_connect, 3)
+    driver = Driver(fcfg, out, run_id, meta, console, args.device_wait, done, prior_records)
+    try:
+        meta["ray"]["nodes_at_start"] = nodes_summary()
+        driver.write_meta()
+        t = time.perf_counter()
+        driver.loop()
+        session["loop_s"] = round(time.perf_counter() - t, 3)
+        meta["ray"]["nodes_at_end"] = nodes_summary()
+    finally:
+        driver.release_all()
+        session["finished_at"] = now_iso()
+        session["devices"] = {d.id: d.state for d in driver.devs}
+        meta["finished_at"] = session["finished_at"]
+        t = time.perf_counter()
+        ray.shutdown()
+        session["disconnect_s"] = round(time.perf_counter() - t, 3)
+        driver.write_meta()
+    records = store.read(out / "results.jsonl")
+    t = time.perf_counter()
+    fleet_report.write_all(out, records, meta)
+    session["report_s"] = round(time.perf_counter() - t, 3)
+    driver.write_meta()
+    console.print(f"[bold]done[/]: {out / 'report.md'}")
+    return runner.exit_code(records, {c.key(d.id) for d in fcfg.devices.values() for c in d.cells})

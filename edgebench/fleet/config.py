@@ -122,11 +122,11 @@ def _check_profile_settings(over: dict, prof: dict, where: str, path: str = "") 
 
 def _defaults() -> tuple[dict, dict]:
     """The single-machine CLI's defaults: variant options and parity thresholds."""
-    from ..full import _variant_options, build_parser
+    from ..cli import build_parser, variant_options
 
     ns = build_parser().parse_args([])
-    # torch_device "auto" stays as is: each device's agent resolves it there.
-    return _variant_options(ns), {"fp32_atol": ns.parity_atol, "fp32_min_top1": ns.parity_min_top1,
+    # Values such as "auto" stay as they are: each device's variants settle them there.
+    return variant_options(ns), {"fp32_atol": ns.parity_atol, "fp32_min_top1": ns.parity_min_top1,
                                   "reduced_min_top1": ns.parity_reduced_min_top1,
                                   "reduced_min_top5": ns.parity_reduced_min_top5}
 

@@ -21,32 +21,24 @@ Every one of those records is not "ok", so ``--resume`` runs exactly those cells
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import json
-import logging
 import math
-import os
 import re
-import sys
 import time
-import uuid
 from pathlib import Path
 
 from rich.markup import escape
 
 from .. import store
+from ..cell import Cell, ModelInputs, RunSettings, new_record, now_iso
 from ..plan import build
+from ..util import atomic_write_json, first_line
+from .cluster import resources_present
 from .config import Device, FleetConfig
 
 PING_SLACK_S = 120.0        # a present device's agent must answer within --device-wait + this
 HELLO_DEADLINE_S = 1800.0   # machine info + variant probes (each probe has its own 300 s limit)
 PREPARE_DEADLINE_S = 6 * 3600.0   # weights + preprocessing a full ImageNet val on a small board
 CELL_SLACK_S = 600.0        # a cell's call may take its cell timeout plus this
-LOCAL_OBJECT_STORE = 100 * 1024 * 1024
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -58,14 +50,12 @@ def _last_line(e: BaseException, limit: int = 400) -> str:
     return (lines[-1] if lines else type(e).__name__)[:limit]
 
 
-def _first_line(e: BaseException | str, limit: int = 400) -> str:
-    text = _ANSI.sub("", str(e)).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    # Ray's ActorDiedError puts the cause on a later line ("The actor died because ...").
+def _why_lost(e: BaseException) -> str:
+    """Ray's ActorDiedError puts the cause on a later line ("The actor died because ...")."""
+    lines = [ln.strip() for ln in _ANSI.sub("", str(e)).splitlines() if ln.strip()]
     why = next((ln for ln in lines if "died because" in ln or "node" in ln.lower() and "died" in ln),
-               lines[0] if lines else type(e).__name__ if isinstance(e, BaseException) else "")
-    name = type(e).__name__ if isinstance(e, BaseException) else ""
-    return (f"{name}: {why}" if name and not why.startswith(name) else why)[:limit]
+               None)
+    return f"{type(e).__name__}: {why}"[:400] if why else first_line(_ANSI.sub("", str(e)))
 
 
 @dataclasses.dataclass
@@ -110,10 +100,7 @@ class Driver:
 
     # ------------------------------------------------------------------ records
     def write_meta(self) -> None:
-        path = self.out / "run.json"
-        tmp = path.with_suffix(".json.part")
-        tmp.write_text(json.dumps(self.meta, indent=2, default=str))
-        os.replace(tmp, path)             # a crash mid-write must not lose the run's config
+        atomic_write_json(self.out / "run.json", self.meta, indent=2)   # a crash must not lose it
 
     def _weights_of(self, d: _Dev, model: str) -> tuple[str, str]:
         info = self.meta["devices"][d.id]["models"].get(model)
@@ -122,20 +109,17 @@ class Driver:
         policy, seed = d.spec.settings["weights"], d.spec.settings["seed"]
         return (f"random-seed-{seed}" if policy == "random" else policy), "not resolved on the device"
 
-    def _record(self, d: _Dev, cell, status: str, reason: str) -> dict:
+    def _record(self, d: _Dev, cell: Cell, status: str, reason: str) -> dict:
+        """The record of a cell the device did not run (absent, lost, setup failed)."""
         weights, note = self._weights_of(d, cell.model)
-        rec = {"run_id": self.run_id, "model": cell.model, "variant": cell.variant, "task": cell.task,
-               "status": status, "reason": reason,
-               "device": d.device or self.meta["devices"][d.id].get("device")
-               or {"kind": "unknown", "name": d.id}, "device_id": d.id,
-               "weights": weights, "weights_note": note, "data": None,
-               "profile": d.spec.settings["profile"], "started_at": _now(), "wall_s": 0.0,
-               "memory_mb": None, "power_w": None,
-               "power_reason": "not run" if status == "skipped" else "cell did not finish",
-               "energy_mj_per_sample": None,
-               "fleet": {**(d.node or {"node_id": None, "hostname": None, "node_ip": None}),
-                         "resource": d.spec.resource, "recorded_by": "driver"}}
-        return rec
+        s = d.spec.settings
+        run = RunSettings(run_id=self.run_id, profile=s["profile"], prof=s["prof"],
+                          cache_dir=s.get("cache_dir") or "", options=s["options"],
+                          device=d.device or self.meta["devices"][d.id].get("device")
+                          or {"kind": "unknown", "name": d.id}, device_id=d.id)
+        return new_record(cell.with_(run=run, inputs=ModelInputs(weights, note)), status, reason,
+                          fleet={**(d.node or {"node_id": None, "hostname": None, "node_ip": None}),
+                                 "resource": d.spec.resource, "recorded_by": "driver"})
 
     def _emit(self, d: _Dev, rec: dict, log: str = "") -> None:
         from ..report import one_line
@@ -172,7 +156,7 @@ class Driver:
         entry["status"] = {"done": "ok"}.get(state, state)
         entry["reason"] = reason
         if state in ("lost", "absent", "setup-failed"):
-            entry[f"{state.replace('-', '_')}_at"] = _now()
+            entry[f"{state.replace('-', '_')}_at"] = now_iso()
         self.write_meta()
 
     def _release(self, d: _Dev) -> None:
@@ -217,7 +201,7 @@ class Driver:
         """[("prepare", model) | ("cell", CellId)] for the cells not yet done, in plan order."""
         steps, seen = [], set()
         for c in cells:
-            if (dev_id, c.model, c.variant, c.task) in self.done:
+            if c.key(dev_id) in self.done:
                 continue
             if c.model not in seen:
                 seen.add(c.model)
@@ -274,7 +258,7 @@ class Driver:
                 self._release(d)
                 self._set_status(d, "setup-failed", why)
             else:
-                self._lost(d, _first_line(e))
+                self._lost(d, _why_lost(e))
             return
         entry = self.meta["devices"][d.id]
         entry["timings"] = d.timings
@@ -291,12 +275,12 @@ class Driver:
             d.timings["hello_s"] = call_s
             d.device = val.get("device")
             entry.update({k: v for k, v in val.items() if k != "setup_error"})
-            if val.get("torch_device") not in (None, "cpu"):
-                # PyTorch runs on the device's GPU (known only now): plan again as
-                # edgebench.full does there, which adds pytorch's own parity cells.
+            if val.get("reference_parity"):
+                # The reference variant computes off the CPU there (known only now): plan
+                # again as edgebench.full does there, which adds its own parity cells.
                 s = d.spec.settings
                 d.steps = self._steps(d.id, build(s["models"], s["variants"], s["tasks"],
-                                                  reference_device=val["torch_device"]))
+                                                  reference_parity=True))
             d.state = "running"
             entry["status"] = "running"
             for v, pr in (val.get("variants") or {}).items():
@@ -379,104 +363,3 @@ class Driver:
         for d in self.devs:
             if d.actor is not None:
                 self._release(d)
-
-
-def resources_present() -> set[str]:
-    import ray
-
-    out: set[str] = set()
-    for n in ray.nodes():
-        if n.get("Alive"):
-            out.update(k for k, v in (n.get("Resources") or {}).items() if v > 0)
-    return out
-
-
-def nodes_summary() -> list[dict]:
-    import ray
-
-    skip = ("memory", "object_store_memory")
-    return [{"node_id": n["NodeID"], "hostname": n.get("NodeManagerHostname"),
-             "ip": n.get("NodeManagerAddress"), "alive": n.get("Alive"),
-             "resources": {k: v for k, v in (n.get("Resources") or {}).items()
-                           if k not in skip and not k.startswith("node:")}}
-            for n in ray.nodes()]
-
-
-def connect(address: str | None, local_resources: dict[str, float]) -> dict:
-    """Join the cluster at ``address``, or start a one-node cluster on 127.0.0.1 whose node
-    carries ``local_resources``. Returns what run.json says about it."""
-    import ray
-
-    from .cli import UsageError
-
-    if address:
-        try:
-            ray.init(address=address, logging_level=logging.WARNING)
-        except (ConnectionError, ValueError, RuntimeError) as e:
-            raise UsageError(f"--address {address}: cannot join the Ray cluster: "
-                             f"{_first_line(e)}") from None
-    else:
-        # "local": a new cluster even when RAY_ADDRESS is set or `ray start` left one running
-        # here (ray.init() without an address would join that one instead).
-        ray.init(address="local", num_cpus=os.cpu_count() or 1, resources=local_resources,
-                 include_dashboard=False,
-                 _node_ip_address="127.0.0.1", object_store_memory=LOCAL_OBJECT_STORE,
-                 logging_level=logging.WARNING)
-    return {"version": ray.__version__, "address": address or "local",
-            "local_resources": local_resources if not address else None}
-
-
-def run(args, fcfg: FleetConfig, prior_meta: dict, console) -> int:
-    import ray
-
-    from .. import report as base_report  # noqa: F401 - fail early if the report cannot import
-    from . import report as fleet_report
-
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "logs").mkdir(exist_ok=True)
-    run_id = prior_meta.get("run_id") or uuid.uuid4().hex[:12]
-    prior_records = store.read(out / "results.jsonl") if args.resume else []
-    done = {k for k, r in store.latest(prior_records).items() if r["status"] == "ok"}
-    session = {"started_at": _now(), "argv": sys.argv, "resume": bool(args.resume),
-               "address": args.address or "local", "device_wait_s": args.device_wait}
-    meta = {"run_id": run_id, "kind": "fleet",
-            "created_at": prior_meta.get("created_at") or _now(),
-            "config": fcfg.raw, "config_source": fcfg.source,
-            "settings": {d.id: {**d.settings, "resource": d.resource} for d in fcfg.devices.values()},
-            "devices": prior_meta.get("devices", {}),
-            "sessions": prior_meta.get("sessions", []) + [session]}
-    n_cells = sum(len(d.cells) for d in fcfg.devices.values())
-    console.print(f"[bold]edgebench fleet[/] run {run_id} -> {out}  ({len(fcfg.devices)} devices, "
-                  f"{n_cells} cells, {len(done)} already ok)")
-    local = {} if args.address else {fcfg.devices[i].resource: 1.0 for i in args.local_device}
-    t_connect = time.perf_counter()
-    meta["ray"] = connect(args.address, local)
-    session["connect_s"] = round(time.perf_counter() - t_connect, 3)
-    driver = Driver(fcfg, out, run_id, meta, console, args.device_wait, done, prior_records)
-    try:
-        meta["ray"]["nodes_at_start"] = nodes_summary()
-        driver.write_meta()
-        t = time.perf_counter()
-        driver.loop()
-        session["loop_s"] = round(time.perf_counter() - t, 3)
-        meta["ray"]["nodes_at_end"] = nodes_summary()
-    finally:
-        driver.release_all()
-        session["finished_at"] = _now()
-        session["devices"] = {d.id: d.state for d in driver.devs}
-        meta["finished_at"] = session["finished_at"]
-        t = time.perf_counter()
-        ray.shutdown()
-        session["disconnect_s"] = round(time.perf_counter() - t, 3)
-        driver.write_meta()
-    records = store.read(out / "results.jsonl")
-    t = time.perf_counter()
-    fleet_report.write_all(out, records, meta)
-    session["report_s"] = round(time.perf_counter() - t, 3)
-    driver.write_meta()
-    planned = {(d.id, c.model, c.variant, c.task) for d in fcfg.devices.values() for c in d.cells}
-    failed = any(r["status"] in ("failed", "timeout")
-                 for k, r in store.latest(records).items() if k in planned)
-    console.print(f"[bold]done[/]: {out / 'report.md'}")
-    return 1 if failed else 0

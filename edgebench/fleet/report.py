@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import report as base
 from .. import store
 from ..plan import REFERENCE_VARIANT
-
-_f, _md_table = base._f, base._md_table
-OKISH = ("ok", "partial")
+from ..report import write_all as write_device_report
+from ..report_format import OK_STATUSES, fmt, md_table, summary_rows, write_csv
+from ..util import atomic_write_text
 
 
 def device_meta(meta: dict, dev_id: str) -> dict:
@@ -60,13 +59,13 @@ def _side_by_side(title: str, rows: list[dict], devs: list[str], cols: list[tupl
     out = [f"## {title}", ""]
     if note:
         out += [note, ""]
-    return out + [_md_table(headers, table), ""]
+    return out + [md_table(headers, table), ""]
 
 
 def _bsr_section(latest: dict, devs: list[str]) -> list[str]:
     sweeps = {}
     for (d, m, v, t), r in latest.items():
-        if t == "throughput" and r["status"] in OKISH and r.get("by_batch"):
+        if t == "throughput" and r["status"] in OK_STATUSES and r.get("by_batch"):
             sweeps[(m, v, d)] = {b["batch_size"]: b for b in r["by_batch"]}
     if not sweeps:
         return []
@@ -81,16 +80,16 @@ def _bsr_section(latest: dict, devs: list[str]) -> list[str]:
         for (m, v, d), s in sweeps.items():
             if m != model:
                 continue
-            ase_rows.append([v, d] + [_f(s[b].get("ase"), 3) if b in s else "" for b in batches])
+            ase_rows.append([v, d] + [fmt(s[b].get("ase"), 3) if b in s else "" for b in batches])
             if v != REFERENCE_VARIANT:
-                bsr_rows.append([v, d] + [_f(s[b].get("bsr"), 3) if b in s else "" for b in batches])
+                bsr_rows.append([v, d] + [fmt(s[b].get("bsr"), 3) if b in s else "" for b in batches])
         order = {d: i for i, d in enumerate(devs)}
         ase_rows.sort(key=lambda x: (x[0] != REFERENCE_VARIANT, x[0], order.get(x[1], 99)))
         bsr_rows.sort(key=lambda x: (x[0], order.get(x[1], 99)))
         heads = ["variant", "device"] + [f"b={b}" for b in batches]
-        out += [f"### {model}", "", "ASE", "", _md_table(heads, ase_rows), ""]
+        out += [f"### {model}", "", "ASE", "", md_table(heads, ase_rows), ""]
         if bsr_rows:
-            out += ["BSR vs PyTorch on the same device", "", _md_table(heads, bsr_rows), ""]
+            out += ["BSR vs PyTorch on the same device", "", md_table(heads, bsr_rows), ""]
     return out
 
 
@@ -111,7 +110,7 @@ def write_markdown(path: Path, records: list[dict], meta: dict, rows: list[dict]
                      meta.get("settings", {}).get(d, {}).get("profile", "–"),
                      (info.get("data") or {}).get("source", "–"),
                      _status_counts(latest, d)])
-    lines += ["## Devices", "", _md_table(
+    lines += ["## Devices", "", md_table(
         ["device", "status", "host", "Ray node", "device name", "cores / MB", "OS", "profile",
          "data", "cells"], dtab), ""]
     weights = [f"{d}/{mod}: {i.get('weights')}" for d in devs
@@ -127,33 +126,33 @@ def write_markdown(path: Path, records: list[dict], meta: dict, rows: list[dict]
                         if (path.parent / "devices" / d / "report.md").exists()) + ".", ""]
     lines += _side_by_side(
         "Latency and speed-up over PyTorch on the same device", rows, devs,
-        [("p50 ms", lambda r: _f(r["latency_p50_ms"])),
-         ("p99 ms", lambda r: _f(r["latency_p99_ms"])),
-         ("speed-up", lambda r: (_f(r["speedup_p50_vs_pytorch"]) + "×")
+        [("p50 ms", lambda r: fmt(r["latency_p50_ms"])),
+         ("p99 ms", lambda r: fmt(r["latency_p99_ms"])),
+         ("speed-up", lambda r: (fmt(r["speedup_p50_vs_pytorch"]) + "×")
           if r["speedup_p50_vs_pytorch"] else "")],
         "Batch 1, host NCHW float32 in -> host logits out. Speed-up = PyTorch p50 / variant p50, "
         "both on that device.")
     lines += _side_by_side(
         "Throughput (best batch)", rows, devs,
-        [("samples/s @ batch", lambda r: f"{_f(r['max_samples_per_s'], 1)} @ {r['best_batch']}"
+        [("samples/s @ batch", lambda r: f"{fmt(r['max_samples_per_s'], 1)} @ {r['best_batch']}"
           if r["best_batch"] else "")])
     lines += _bsr_section(latest, devs)
     lines += _side_by_side(
         "Power, energy and memory", rows, devs,
-        [("power W", lambda r: _f(r["power_mean_w"])),
-         ("mJ/sample", lambda r: _f(r["energy_mj_per_sample"])),
-         ("peak RSS MB", lambda r: _f(r["peak_rss_mb"], 0))],
+        [("power W", lambda r: fmt(r["power_mean_w"])),
+         ("mJ/sample", lambda r: fmt(r["energy_mj_per_sample"])),
+         ("peak RSS MB", lambda r: fmt(r["peak_rss_mb"], 0))],
         "Power during the latency task, net energy per sample; empty where the device has no "
         "sensor (never estimated).")
     reasons = {}
     for (d, *_), r in latest.items():
-        if r.get("power_w") is None and r.get("power_reason") and r["status"] in OKISH:
+        if r.get("power_w") is None and r.get("power_reason") and r["status"] in OK_STATUSES:
             reasons.setdefault(d, set()).add(r["power_reason"])
     if reasons:
         lines += [f"- {d}: no power figure: {'; '.join(sorted(v))}" for d, v in reasons.items()] + [""]
-    not_ok = [r for r in latest.values() if r["status"] not in OKISH]
+    not_ok = [r for r in latest.values() if r["status"] not in OK_STATUSES]
     if not_ok:
-        lines += ["## Cells not ok", "", _md_table(
+        lines += ["## Cells not ok", "", md_table(
             ["device", "model", "variant", "task", "status", "reason"],
             [[r.get("device_id", ""), r["model"], r["variant"], r["task"], r["status"],
               (r.get("reason") or "").replace("|", "/").replace("\n", " ")[:300]]
@@ -161,12 +160,12 @@ def write_markdown(path: Path, records: list[dict], meta: dict, rows: list[dict]
     lines += ["Figures come from `results.jsonl` (schema: `edgebench/schema/results.schema.json`; "
               "fleet records also carry `device_id` and `fleet` {node_id, hostname, node_ip, "
               "resource}); the config and each device's machine info are in `run.json`."]
-    path.write_text("\n".join(lines) + "\n")
+    atomic_write_text(path, "\n".join(lines) + "\n")
 
 
 def write_all(out: Path, records: list[dict], meta: dict) -> None:
-    rows = base.summary_rows(records)
-    base.write_csv(out / "summary.csv", rows)
+    rows = summary_rows(records)
+    write_csv(out / "summary.csv", rows)
     for d in _devices(records, meta):
         recs = [r for r in records if r.get("device_id") == d]
         if not recs:
@@ -174,7 +173,7 @@ def write_all(out: Path, records: list[dict], meta: dict) -> None:
         ddir = out / "devices" / d
         ddir.mkdir(parents=True, exist_ok=True)
         try:
-            base.write_all(ddir, recs, device_meta(meta, d))
+            write_device_report(ddir, recs, device_meta(meta, d))
         except Exception as e:  # noqa: BLE001 - one device's report must not lose the others
             meta.setdefault("report_warnings", []).append(f"device {d}: report failed: {e}")
     write_markdown(out / "report.md", records, meta, rows)

@@ -34,6 +34,7 @@ import os
 
 from . import rails as _rails
 from .power import PowerSource
+from .sysfs import read_float, read_text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,16 +44,6 @@ class Channel:
     volt: str | None = None       # mV file
     curr: str | None = None       # mA file
     power: str | None = None      # mW file (iio) or uW file (ina238)
-
-
-def _read(path: str) -> str:
-    with open(path) as f:
-        return f.read().strip()
-
-
-def _num(path: str) -> float:
-    # Some files carry a unit ("32760 ma"): keep the number.
-    return float(_read(path).split()[0])
 
 
 def discover(sys_root: str = "/sys") -> tuple[list[Channel], list[str]]:
@@ -65,7 +56,7 @@ def discover(sys_root: str = "/sys") -> tuple[list[Channel], list[str]]:
         return [], [f"no {os.path.join(sys_root, 'bus/i2c/devices')}"]
     for dev in devices:
         try:
-            driver = _read(os.path.join(dev, "name")).lower()
+            driver = read_text(os.path.join(dev, "name")).lower()
         except OSError:
             continue
         if "ina3221" not in driver and "ina238" not in driver:
@@ -81,7 +72,7 @@ def discover(sys_root: str = "/sys") -> tuple[list[Channel], list[str]]:
             for label_file in sorted(glob.glob(os.path.join(hw, "in*_label"))):
                 num = os.path.basename(label_file)[2:].split("_")[0]
                 try:
-                    label = _read(label_file)
+                    label = read_text(label_file)
                 except OSError:
                     continue
                 if not num.isdigit() or int(num) > 3 or _rails.is_unconnected(label):
@@ -94,7 +85,7 @@ def discover(sys_root: str = "/sys") -> tuple[list[Channel], list[str]]:
             for name_file in sorted(glob.glob(os.path.join(iio, "rail_name_*"))):
                 num = name_file.rsplit("_", 1)[-1]
                 try:
-                    label = _read(name_file)
+                    label = read_text(name_file)
                 except OSError:
                     continue
                 if _rails.is_unconnected(label):
@@ -117,11 +108,11 @@ def _existing(d: str, name: str) -> str | None:
 
 def read_channel_mw(ch: Channel) -> float:
     if ch.kind == "ina238" and ch.power:
-        return _num(ch.power) / 1000.0          # uW -> mW
+        return read_float(ch.power) / 1000.0          # uW -> mW
     if ch.kind == "iio" and ch.power:
-        return _num(ch.power)                   # already mW
+        return read_float(ch.power)                   # already mW
     assert ch.volt and ch.curr
-    return _num(ch.volt) * _num(ch.curr) / 1000.0   # mV * mA / 1000 = mW
+    return read_float(ch.volt) * read_float(ch.curr) / 1000.0   # mV * mA / 1000 = mW
 
 
 class InaSysfsSource(PowerSource):

@@ -11,7 +11,8 @@ from typing import Callable, Optional
 import psutil
 
 from . import maths
-from .power import PowerSource, detect_power_source
+from .power import PowerSource
+from .sources import detect_power_source
 
 
 def tree_rss_mb(proc: psutil.Process) -> float:

@@ -1,7 +1,8 @@
-"""The power-source interface and its detection order.
+"""The power-source interface.
 
 A ``PowerSource`` returns instantaneous per-rail power in milliwatts. Sources that only
-expose energy counters (RAPL) turn counter deltas into power themselves.
+expose energy counters (RAPL) turn counter deltas into power themselves. The concrete
+sources and their detection order (``detect_power_source``) are in ``sources.py``.
 """
 from __future__ import annotations
 
@@ -17,11 +18,3 @@ class PowerSource:
 
     def close(self) -> None:
         pass
-
-
-def detect_power_source() -> tuple[PowerSource | None, str]:
-    """Return (source, "") for the first source that reads on this machine, else
-    (None, reason) naming what was tried."""
-    from . import sources
-
-    return sources.detect()

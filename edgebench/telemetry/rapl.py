@@ -22,6 +22,7 @@ import time
 from typing import Callable
 
 from .power import PowerSource
+from .sysfs import read_int, read_text
 
 
 def counter_delta_uj(prev: int, cur: int, max_range_uj: int) -> int:
@@ -38,11 +39,6 @@ def power_mw(prev_uj: int, cur_uj: int, t0: float, t1: float, max_range_uj: int)
     return counter_delta_uj(prev_uj, cur_uj, max_range_uj) / (t1 - t0) / 1000.0
 
 
-def _read_int(path: str) -> int:
-    with open(path) as f:
-        return int(f.read().strip())
-
-
 def discover(powercap_root: str = "/sys/class/powercap") -> tuple[list[dict], str]:
     """Top-level RAPL zones and their DRAM sub-zones: [{name, energy, max}], or ([], reason)."""
     if not os.path.isdir(powercap_root):
@@ -54,8 +50,7 @@ def discover(powercap_root: str = "/sys/class/powercap") -> tuple[list[dict], st
         if not re.fullmatch(r"intel-rapl:\d+(:\d+)?", base):
             continue
         try:
-            with open(os.path.join(d, "name")) as f:
-                name = f.read().strip()
+            name = read_text(os.path.join(d, "name"))
         except OSError:
             continue
         top = base.count(":") == 1
@@ -64,8 +59,8 @@ def discover(powercap_root: str = "/sys/class/powercap") -> tuple[list[dict], st
         label = name if top else f"dram-{base.split(':')[1]}"
         energy = os.path.join(d, "energy_uj")
         try:
-            _read_int(energy)
-            max_range = _read_int(os.path.join(d, "max_energy_range_uj"))
+            read_int(energy)
+            max_range = read_int(os.path.join(d, "max_energy_range_uj"))
         except PermissionError:
             reasons.append(f"{energy} not readable (root only since the CVE-2020-8694 fix)")
             continue
@@ -100,7 +95,7 @@ class RaplSource(PowerSource):
                        "from energy-counter deltas; GPU, board and PSU losses not included")
 
     def _snapshot(self) -> tuple[float, list[int]]:
-        return self._clock(), [_read_int(z["energy"]) for z in self.zones]
+        return self._clock(), [read_int(z["energy"]) for z in self.zones]
 
     def read_mw(self) -> dict[str, float]:
         """Mean power since the previous read. Reads closer together than ``min_interval_s``

@@ -90,3 +90,9 @@ def detect(order: list[tuple[str, Callable[[], PowerSource]]] | None = None
             continue
         return src, ""
     return None, "no power sensor found (tried " + "; ".join(tried) + ")"
+
+
+def detect_power_source() -> tuple[PowerSource | None, str]:
+    """Return (source, "") for the first source that reads on this machine, else
+    (None, reason) naming what was tried."""
+    return detect()

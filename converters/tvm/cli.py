@@ -1,0 +1,377 @@
+"""The ``tune`` command (``python -m edgebench.tune``): tune a model with TVM MetaSchedule
+and/or export a compiled TVM artifact for a device, then say how to measure the result.
+
+    python -m edgebench.tune --model mobilenetv2_100 --trials 512
+    python -m edgebench.tune --model mobilenetv2_100 --target jetson-agx-orin --trials 0 --export out/orin
+    python -m edgebench.tune --model resnet152 --target jetson-agx-orin --trials 2000 \\
+        --rpc-tracker 10.0.0.5:9190 --rpc-key orin          # measure candidates on the board
+
+Every figure of the result is measured by edgebench itself (``edgebench.full``: parity and
+latency records in a run's results.jsonl, next to ONNX Runtime): the command prints that
+``edgebench.full`` command, and ``--measure`` runs it.
+
+Exit codes: 0 done, 1 TVM failed (message says why) or the --measure run failed, 2 bad
+arguments, 130 interrupted (every trial measured so far is in the database; run the same
+command again to resume).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from edgebench.util import atomic_write_text
+
+from . import database, design_space, export, passes, runner, targets, transfer, tuning
+from .errors import ExportError, RpcError, TargetError, TvmError
+from .progress import Progress
+
+CACHE_DIR = "results/cache"
+
+EPILOG = """\
+targets:
+  host              LLVM for this machine's CPU (mcpu detected, e.g. znver5; all physical cores)
+  jetson-agx-orin   TVM tag nvidia/jetson-agx-orin-64gb: CUDA sm_87 kernels + aarch64 host code
+  <tag>             any TVM target tag, e.g. nvidia/jetson-agx-orin-32gb
+  '{"kind": ...}'   a JSON target, e.g. '{"kind": "llvm", "mcpu": "neoverse-v2", "num-cores": 8}'
+
+tuning database:
+  <tuning-dir>/<target-slug>/<model>-CxHxW/database_{workload,tuning_record}.json (MetaSchedule
+  JSON database; every measured candidate is appended at once) + tuning.json (sessions, seconds).
+  --trials is the TOTAL budget for the model on that target: records already in the database
+  count toward it, so re-running the same command resumes an interrupted run and a larger
+  --trials continues a finished one. The edgebench "tvm" variant applies the database
+  automatically (option tuning_dir).
+
+cost-model transfer (off unless asked for):
+  --transfer trains MetaSchedule's cost model, before the first search, on the measurements
+  in the other models' databases for the same target (siblings of this model's database);
+  --transfer-from DIR adds (or names alone) other databases. Only databases tuned in the
+  same layout and design space are used. It helped in NCHW with MetaSchedule's default
+  space (network p50 4-5% lower over three seeds at 512 trials), but not in today's CPU
+  default, NHWC with vector-width tiling: 8% slower with a SqueezeNet database of that kind,
+  75% slower with the NCHW ones (docs/tvm.md, "Cost-model transfer"). Only the choice of
+  candidates changes; every record is still measured on this target. tuning.json records
+  which databases were used.
+
+design space:
+  On CPUs in NHWC, every conv and matmul whose output channels are a multiple of the vector
+  width tiles them at exactly one vector (16 floats on AVX-512, else 8 or 4); the other loops
+  are sampled as in MetaSchedule's default space. --design-space default turns it off.
+  mobilenetv2_100 at 512 trials: tuner estimate 1.74 ms against 3.04 ms (seed 0,
+  docs/tvm.md, "Vector-width tiling").
+
+remote measurement:
+  --rpc-tracker HOST:PORT --rpc-key KEY builds candidates here and measures them on the
+  device registered with that key, e.g. on the Orin:
+    python -m tvm.exec.rpc_server --tracker HOST:PORT --key orin
+  (see docs/tvm.md).
+
+export:
+  --export DIR writes DIR/model-b<B>.so (one per --batch-sizes value) and DIR/manifest.json
+  (target, TVM version, sha256 of each file, tuned or not). For jetson-agx-orin it
+  cross-compiles: aarch64 host code (needs aarch64-linux-gnu-g++) and CUDA kernels compiled
+  with NVRTC 12.2 to a cubin (or --cuda-format ptx) for sm_87. Load it with
+  --variants tvm --tvm-artifact DIR, or with the TVM runtime alone (docs/tvm.md).
+
+measuring the result:
+  The command ends by printing the edgebench.full command that measures the tuned database
+  (or the exported artifact) against ONNX Runtime: parity and latency, as records in a run
+  directory. --measure [DIR] runs it here, writing the run to DIR (default
+  results/run-<UTC timestamp>).
+"""
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+
+    p = argparse.ArgumentParser(
+        prog="python -m edgebench.tune",
+        description="Tune a vision model with TVM MetaSchedule (resumable, local or remote "
+                    "measurement) and/or export a compiled TVM artifact for a target device.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, help="timm/torchvision model name")
+    p.add_argument("--target", default="host",
+                   help="host | jetson-agx-orin | a TVM tag | a JSON target (default: host)")
+    p.add_argument("--trials", type=int, default=512,
+                   help="total tuning budget in measured candidates, database records "
+                        "included (0: no tuning; default 512)")
+    p.add_argument("--tuning-dir", default="results/tuning",
+                   help="root of the tuning databases (default results/tuning)")
+    p.add_argument("--export", metavar="DIR", help="write a loadable artifact to DIR")
+    p.add_argument("--batch-size", type=int, default=1, help="batch size to tune (default 1)")
+    p.add_argument("--batch-sizes", default=None,
+                   help="comma list of batch sizes to export (default: --batch-size)")
+    p.add_argument("--rpc-tracker", metavar="HOST:PORT",
+                   help="measure candidates remotely through this TVM RPC tracker")
+    p.add_argument("--rpc-key", metavar="KEY", help="device key registered with the tracker")
+    p.add_argument("--weights", default="auto",
+                   help="auto | pretrained | random | PATH (as for edgebench; default auto)")
+    p.add_argument("--seed", type=int, default=0, help="seed for random weights and the tuner")
+    p.add_argument("--input-size", metavar="CxHxW",
+                   help="override the model's input size, e.g. 3x96x96")
+    p.add_argument("--layout", choices=["NCHW", "NHWC"], default=None,
+                   help="conv2d layout TVM computes in (default: the database's, else NHWC "
+                        "on CPUs, NCHW on GPUs)")
+    p.add_argument("--importer", choices=["auto", "torch.export", "onnx"], default="auto",
+                   help="model importer (default auto: torch.export, ONNX if that fails)")
+    p.add_argument("--cuda-format", choices=["cubin", "ptx"], default="cubin",
+                   help="compiled GPU kernel format in exported artifacts (default cubin)")
+    p.add_argument("--trials-per-iter", type=int, default=None,
+                   help="candidates per task per round (default: budget/tasks, 4..64)")
+    p.add_argument("--max-trials-per-task", type=int, default=None,
+                   help="cap per task (default 4x an even share)")
+    p.add_argument("--population", type=int, default=256,
+                   help="evolutionary-search population (default 256)")
+    p.add_argument("--transfer-from", nargs="+", metavar="DIR", default=None,
+                   help="also pre-train the cost model on these tuning databases (a database "
+                        "folder, a target folder, or a tuning dir)")
+    p.add_argument("--transfer", action="store_true",
+                   help="pre-train the cost model on the other models' databases for this "
+                        "target under --tuning-dir (same layout and design space only; off "
+                        "by default: no gain measured in the CPU default space)")
+    p.add_argument("--design-space", choices=design_space.CHOICES, default="auto",
+                   help="auto (default): on CPUs, channels-last convs and matmuls tile their "
+                        "output's innermost axis at the vector width; default: MetaSchedule's "
+                        "own space for every task")
+    p.add_argument("--measure", nargs="?", const="", default=None, metavar="DIR",
+                   help="afterwards, run the printed edgebench.full command (TVM and ONNX "
+                        "Runtime, parity and latency) with its run directory in DIR "
+                        "(default results/run-<UTC timestamp>)")
+    p.add_argument("--cache-dir", default=CACHE_DIR,
+                   help="cache for the ONNX fallback importer (default results/cache)")
+    p.add_argument("--summary", metavar="PATH", help="also write the summary as JSON here")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-v", "--verbose", action="store_true", help="MetaSchedule's own log too")
+    return p
+
+
+def _parse_size(s: str) -> tuple:
+    try:
+        parts = tuple(int(x) for x in s.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"--input-size must look like 3x224x224 (got '{s}')") from None
+    if len(parts) != 3 or min(parts) < 1:
+        raise UsageError(f"--input-size must look like 3x224x224 (got '{s}')")
+    return parts
+
+
+def validate(args) -> dict:
+    """Check the arguments; raise UsageError (exit 2) with the reason."""
+    if args.trials < 0:
+        raise UsageError("--trials must be >= 0")
+    if args.batch_size < 1:
+        raise UsageError("--batch-size must be >= 1")
+    if bool(args.rpc_tracker) != bool(args.rpc_key):
+        raise UsageError("--rpc-tracker and --rpc-key go together")
+    if args.rpc_tracker:
+        try:
+            runner.parse_tracker(args.rpc_tracker)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    if args.trials == 0 and not args.export and args.measure is None:
+        raise UsageError("nothing to do: --trials 0 without --export or --measure")
+    for name in ("trials_per_iter", "max_trials_per_task", "population"):
+        v = getattr(args, name)
+        if v is not None and v < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be >= 1")
+    batch_sizes = [args.batch_size]
+    if args.batch_sizes:
+        try:
+            batch_sizes = sorted({int(b) for b in args.batch_sizes.split(",") if b.strip()})
+        except ValueError:
+            raise UsageError(f"--batch-sizes must be a comma list of integers "
+                             f"(got '{args.batch_sizes}')") from None
+        if not batch_sizes or min(batch_sizes) < 1:
+            raise UsageError("--batch-sizes must be positive integers")
+        if not args.export:
+            raise UsageError("--batch-sizes only applies to --export")
+    try:
+        target, tname = targets.resolve_target(args.target)
+    except TargetError as e:
+        raise UsageError(f"--target: {e}") from None
+    if args.export:
+        out = Path(args.export)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--export {out}: exists and is not a directory")
+        if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
+            raise UsageError(f"--export {out}: directory is not empty and holds no "
+                             "edgebench artifact (refusing to overwrite)")
+        try:
+            export.cross_compiler_for(target)
+        except ExportError as e:
+            raise UsageError(f"--export: {e}") from None
+    if args.measure is not None and _cross(target):
+        raise UsageError("--measure runs edgebench.full here, and this target's code cannot "
+                         "run here: run the printed command on the device instead")
+    if args.measure is not None and args.input_size:
+        raise UsageError("--measure: edgebench.full measures a model at its own input size; "
+                         "leave out --input-size")
+    gpu = targets.is_gpu(target)
+    if args.trials > 0 and not args.rpc_tracker and (gpu or _cross(target)):
+        if not (gpu and targets.device_for(target).exist and not _cross(target)):
+            raise UsageError(f"--target {args.target} cannot run here, so its candidates "
+                             "cannot be measured locally: add --rpc-tracker HOST:PORT "
+                             "--rpc-key KEY (a device running tvm.exec.rpc_server), or use "
+                             "--trials 0 to export untuned")
+    if args.transfer_from:
+        here = Path(args.tuning_dir) / targets.target_slug(target) / "-"
+        try:
+            transfer.transfer_databases(here, args.transfer_from, auto=False)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    from edgebench.models import ModelError, check_name
+
+    try:
+        check_name(args.model)
+    except ModelError as e:
+        raise UsageError(str(e)) from None
+    return {"target": target, "target_name": tname, "batch_sizes": batch_sizes,
+            "input_size": _parse_size(args.input_size) if args.input_size else None}
+
+
+def _cross(target) -> bool:
+    try:
+        return export.cross_compiler_for(target) is not None
+    except ExportError:
+        return True
+
+
+def _load_model(args, input_size):
+    from edgebench.models import make_spec, resolve_weights
+
+    weights, note = resolve_weights(args.model, args.weights, args.seed)
+    spec = make_spec(args.model, weights)
+    if input_size:
+        spec.input_size = tuple(input_size)
+    return spec, note
+
+
+def run(args, parsed) -> dict:
+    target = parsed["target"]
+    spec, weights_note = _load_model(args, parsed["input_size"])
+    db_dir = database.db_dir_for(args.tuning_dir, target, spec.name, spec.input_size)
+    layout = passes.layout_for(target, db_dir, args.layout)
+    summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
+                     "input_size": list(spec.input_size), "target": targets.target_dict(target),
+                     "target_name": parsed["target_name"], "database": str(db_dir),
+                     "layout": layout, **targets.tvm_versions()}
+    model = spec.build()
+    if args.rpc_tracker:
+        summary["rpc"] = runner.check_rpc(args.rpc_tracker, args.rpc_key)
+    if args.trials > 0:
+        cfg = tuning.TuneConfig(
+            trials=args.trials, trials_per_iter=args.trials_per_iter,
+            max_trials_per_task=args.max_trials_per_task, population=args.population,
+            rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key, seed=args.seed,
+            layout=layout, verbose=args.verbose, transfer=args.transfer,
+            transfer_from=args.transfer_from, design_space=args.design_space)
+        prog = Progress(enabled=not args.no_progress and sys.stderr.isatty())
+        try:
+            res = tuning.tune(model, spec.input_size, args.batch_size, target, db_dir, cfg,
+                              importer=args.importer, spec=spec, cache=Path(args.cache_dir),
+                              on_start=prog.start, on_update=prog.update)
+        finally:
+            prog.stop()
+        summary["tuning"] = {k: v for k, v in res.items() if k != "per_task"}
+        summary["tuning_per_task"] = res["per_task"]
+        if res["interrupted"]:
+            summary["interrupted"] = True
+            return summary
+    if args.export:
+        summary["export"] = export.export_artifact(
+            args.export, spec, model, target, parsed["target_name"], parsed["batch_sizes"],
+            db_dir=db_dir, layout=layout, importer=args.importer,
+            cuda_format=args.cuda_format, cache=Path(args.cache_dir))
+    summary["measure"] = measure(args, parsed, spec, db_dir)
+    return summary
+
+
+def measure_command(args, parsed, model: str, db_dir, out_dir: str | None = None) -> list:
+    """The ``edgebench.full`` command that measures what this run tuned (or exported): TVM
+    and ONNX Runtime, parity and latency, recorded in a run directory (``out_dir``)."""
+    cmd = ["python", "-m", "edgebench.full", "--models", model,
+           "--variants", "tvm", "onnxruntime", "--tasks", "parity", "latency"]
+    if args.weights != "auto":
+        cmd += ["--weights", args.weights]
+    if args.seed:
+        cmd += ["--seed", str(args.seed)]
+    if args.export:
+        cmd += ["--tvm-artifact", str(args.export)]
+    else:
+        cmd += ["--tuning-dir", str(args.tuning_dir)]
+        if parsed["target_name"] != "host":
+            cmd += ["--tvm-target", args.target]
+        if not database.database_exists(db_dir):
+            cmd.append("--tvm-untuned")     # else the quick profile skips untuned TVM
+    if args.cache_dir != CACHE_DIR:
+        cmd += ["--cache-dir", str(args.cache_dir)]
+    if out_dir:
+        cmd += ["--out", out_dir]
+    return cmd
+
+
+def measure(args, parsed, spec, db_dir) -> dict:
+    """Print (and with --measure run) the command that measures the result."""
+    out_dir = args.measure or (
+        None if args.measure is None
+        else f"results/run-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
+    cmd = measure_command(args, parsed, spec.name, db_dir, out_dir)
+    out = {"command": shlex.join(cmd)}
+    if args.input_size:
+        out["note"] = (f"edgebench.full measures {spec.name} at its own input size, not "
+                       f"{args.input_size}")
+    where = "on the device" if _cross(parsed["target"]) else "here"
+    print(f"measure it ({where}): {out['command']}", file=sys.stderr, flush=True)
+    if out_dir is not None:
+        proc = subprocess.run([sys.executable, *cmd[1:]], check=False)
+        out.update(out_dir=out_dir, returncode=proc.returncode,
+                   results=str(Path(out_dir) / "results.jsonl"))
+    return out
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        parsed = validate(args)
+    except UsageError as e:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        summary = run(args, parsed)
+    except KeyboardInterrupt:
+        print("interrupted; the trials measured so far are in the database (run the same "
+              "command to resume)", file=sys.stderr)
+        return 130
+    except RpcError as e:
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+        return 2
+    except (TvmError, ExportError) as e:
+        print(f"{parser.prog}: failed: {e}", file=sys.stderr)
+        return 1
+    text = json.dumps(summary, indent=1, default=str)
+    if args.summary:
+        Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(args.summary, text + "\n")
+    brief = {k: v for k, v in summary.items() if k != "tuning_per_task"}
+    print(json.dumps(brief, indent=1, default=str))
+    if summary.get("interrupted"):
+        print("interrupted; the trials measured so far are in the database (run the same "
+              "command to resume)", file=sys.stderr)
+        return 130
+    rc = summary["measure"].get("returncode", 0)
+    if rc:
+        print(f"{parser.prog}: the measurement run exited with {rc} (its records: "
+              f"{summary['measure']['results']})", file=sys.stderr)
+        return 130 if rc == 130 else 1
+    return 0
+

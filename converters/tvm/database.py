@@ -1,0 +1,148 @@
+"""Tuning databases: where they live, whether one exists, its content fingerprint (part of
+every cache key), what it holds for a model's tasks, and ``tuning.json`` (the sessions next
+to MetaSchedule's JSON database: trials, seconds, layout, design space).
+
+    <tuning_dir>/<target-slug>/<model>-CxHxW/database_workload.json
+                                            /database_tuning_record.json
+                                            /tuning.json
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from edgebench.util import atomic_write_json, sha256_file
+
+from . import targets
+
+DB_WORKLOAD = "database_workload.json"
+DB_RECORDS = "database_tuning_record.json"
+DB_META = "tuning.json"
+
+
+def db_dir_for(tuning_dir, target, model: str, input_size) -> Path:
+    c, h, w = input_size
+    return Path(tuning_dir) / targets.target_slug(target) / f"{model}-{c}x{h}x{w}"
+
+
+def database_exists(db_dir) -> bool:
+    p = Path(db_dir)
+    return (p / DB_WORKLOAD).is_file() and (p / DB_RECORDS).is_file() \
+        and (p / DB_RECORDS).stat().st_size > 0
+
+
+def database_fingerprint(db_dir) -> str:
+    """Content hash of the records file ('none' without one): part of every cache key."""
+    p = Path(db_dir) / DB_RECORDS
+    if not database_exists(db_dir):
+        return "none"
+    return sha256_file(p)[:16]
+
+
+def read_db_meta(db_dir) -> dict:
+    p = Path(db_dir) / DB_META
+    if p.is_file():
+        try:
+            return json.loads(p.read_text())
+        except json.JSONDecodeError:
+            return {}
+    return {}
+
+
+def _records_by_workload(db_dir) -> tuple[list[str], dict[int, list[float]]]:
+    """(workload structural hashes by line, {workload index: [median run seconds, ...]})."""
+    p = Path(db_dir)
+    hashes = []
+    if (p / DB_WORKLOAD).is_file():
+        for line in (p / DB_WORKLOAD).read_text().splitlines():
+            if line.strip():
+                hashes.append(str(json.loads(line)[0]))
+    recs: dict[int, list[float]] = {}
+    if (p / DB_RECORDS).is_file():
+        with open(p / DB_RECORDS) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    idx, rec = json.loads(line)
+                except (json.JSONDecodeError, ValueError):
+                    continue  # a torn last line after a kill: ignored, as MetaSchedule does
+                secs = rec[1] if len(rec) > 1 and rec[1] else [1e10]
+                secs = sorted(float(s) for s in secs)
+                recs.setdefault(int(idx), []).append(secs[len(secs) // 2])
+    return hashes, recs
+
+
+def task_hash(task_mod) -> str:
+    """The structural hash MetaSchedule's JSON database files a workload under."""
+    import tvm_ffi
+
+    return str(tvm_ffi.structural_hash(task_mod))
+
+
+def tuning_summary(db_dir, tasks, target=None) -> dict:
+    """What the database holds for these tasks: trial count, tasks with a record, and the
+    tuner's own latency estimate (sum over tasks of weight x best measured run)."""
+    hashes, recs = _records_by_workload(db_dir) if db_dir else ([], {})
+    by_hash: dict[str, list[float]] = {}
+    for i, hsh in enumerate(hashes):
+        by_hash.setdefault(hsh, []).extend(recs.get(i, []))
+    trials = tuned = 0
+    est = 0.0
+    est_complete = True
+    per_task = []
+    for t in tasks:
+        runs = by_hash.get(task_hash(t.dispatched[0]), [])
+        ok = [r for r in runs if r < 1e9]
+        trials += len(runs)
+        if ok:
+            tuned += 1
+            est += t.weight * min(ok)
+        else:
+            est_complete = False
+        per_task.append({"name": t.task_name, "weight": int(t.weight), "trials": len(runs),
+                         "best_us": round(min(ok) * 1e6, 2) if ok else None})
+    return {"trials": trials, "tasks_total": len(tasks), "tasks_tuned": tuned,
+            "estimate_ms": round(est * 1e3, 4) if est_complete and tasks else None,
+            "per_task": per_task}
+
+
+def database_profile(db_dir) -> tuple[str, str]:
+    """(layout, design space) a database was tuned in, from its ``tuning.json``: before
+    layouts were recorded NCHW, before design spaces were recorded "default"."""
+    return _profile_of(read_db_meta(db_dir) if db_dir else {})
+
+
+def _profile_of(meta: dict) -> tuple[str, str]:
+    wide = any((s.get("design_space") or {}).get("wide-vector")
+               for s in meta.get("sessions", []))
+    return str(meta.get("layout") or "NCHW").upper(), "wide-vector" if wide else "default"
+
+
+def tuning_meta(db_dir, summary: dict) -> dict:
+    """The ``tuning`` block every record carries."""
+    meta = read_db_meta(db_dir) if db_dir else {}
+    status = "tuned" if summary.get("tasks_tuned") else "untuned"
+    tuning_s = meta.get("tuning_s") if status == "tuned" else None
+    return {"status": status, "trials": int(summary.get("trials", 0)) if status == "tuned" else 0,
+            "tuning_s": round(tuning_s, 1) if isinstance(tuning_s, (int, float)) else None,
+            "database": str(db_dir) if db_dir else None,
+            "tasks_tuned": summary.get("tasks_tuned", 0),
+            "tasks_total": summary.get("tasks_total", 0),
+            "tuner_estimate_ms": summary.get("estimate_ms"),
+            "design_space": _profile_of(meta)[1] if status == "tuned" else None}
+
+
+def record_session(db_dir: Path, session: dict) -> None:
+    """Append one tuning session to ``tuning.json`` (what records report as tuning time)."""
+    meta = read_db_meta(db_dir)
+    sessions = meta.get("sessions", [])
+    sessions.append(session)
+    meta["sessions"] = sessions
+    meta["tuning_s"] = round(sum(s.get("tuning_s", 0) for s in sessions), 1)
+    meta["target"] = session["target"]
+    meta["layout"] = session.get("layout", "NCHW")
+    atomic_write_json(db_dir / DB_META, meta)
+    gi = db_dir / ".gitignore"
+    if not gi.exists():
+        gi.write_text("# MetaSchedule per-task logs: large, for debugging build errors only\nlogs/\n")

@@ -1,0 +1,160 @@
+"""Lowering: the Relax passes shared by tuning and compiling, so the workloads the tuner
+records are exactly the ones the compiler looks up.
+
+    torch.export -> relax.frontend.torch.from_exported_program   (importer.py)
+    fold_batch_norm, clip_as_min_max (NHWC), ConvertLayout (NHWC), fast_math (LLVM)
+    DecomposeOpsForInference, CanonicalizeBindings, LegalizeOps, AnnotateTIROpPattern,
+    FoldConstant, FuseOps, FuseTIR, AttachAttrLayoutFreeBuffers          = ``lower_for_tuning``
+    MetaScheduleApplyDatabase, SplitLayoutRewritePreproc, FoldConstant  = build.apply_database
+    tvm.compile(target)  (per-target default pipeline; on CUDA it adds dlight default schedules)
+
+Weights are bound as constants, so a tuned schedule's weight-layout rewrite (MetaSchedule's
+``cpu_weight_prepack`` idea) is folded into the constants at compile time instead of running
+on every call.
+"""
+from __future__ import annotations
+
+from . import database
+from .errors import TvmError
+
+# Bump when the lowering pipeline changes: it invalidates compiled-library caches.
+PIPELINE_VERSION = "tvm-pipeline-6"   # 6: NHWC builds fuse ReLU6 (clip_as_min_max); 5: fast exp/erf
+LAYOUTS = ("NCHW", "NHWC")
+
+
+def layout_for(target, db_dir=None, wanted: str | None = None) -> str:
+    """The conv2d layout a build or a tuning session uses.
+
+    ``wanted`` (the user's option) first; then the layout the database in ``db_dir`` was
+    tuned in (its workloads exist only in that layout; a database from before layouts were
+    recorded is NCHW); else NHWC on CPU (LLVM) targets and NCHW on GPUs. NHWC on CPU: with
+    the channels innermost every conv vectorises over channels, and MobileNetV2 tuned in
+    NHWC at 512 trials ran 8-29% faster than in NCHW (docs/tvm.md, "NHWC")."""
+    if wanted:
+        return wanted.upper()
+    if db_dir is not None:
+        recorded = database.read_db_meta(db_dir).get("layout")
+        if recorded:
+            return str(recorded).upper()
+        if database.database_exists(db_dir):
+            return "NCHW"
+    return "NHWC" if target is not None and target.kind.name == "llvm" else "NCHW"
+
+
+def _const_np(c):
+    """numpy value of a Relax constant (``GenericConst.value`` in TVM 0.27, ``.data`` before)."""
+    v = getattr(c, "value", None)
+    if v is None:
+        v = c.data
+    return v.numpy()
+
+
+def fold_batch_norm(mod):
+    """conv2d(x, W) -> batch_norm(., gamma, beta, mean, var) with constant parameters becomes
+    conv2d(x, W * s) + (beta - mean * s), s = gamma / sqrt(var + eps), computed here in
+    float64 numpy. (TVM's FoldBatchnormToConv2D does the same but leaves the arithmetic to
+    FoldConstant, which compiles and runs one TIR function per constant: minutes for a
+    MobileNet on 2 cores.) The fused conv kernels then carry a bias add instead of four
+    per-channel BN operations."""
+    import numpy as np
+    from tvm import relax
+    from tvm.relax.dpl import TupleGetItemPattern, is_const, is_op, rewrite_call, wildcard
+
+    x, w = wildcard(), is_const()
+    conv = is_op("relax.nn.conv2d")(x, w)
+    g, b, m, v = is_const(), is_const(), is_const(), is_const()
+    bn = is_op("relax.nn.batch_norm")(conv, g, b, m, v)
+    pattern = TupleGetItemPattern(bn, 0)
+
+    def rewriter(expr, matches):
+        call = matches[conv]
+        attrs = call.attrs
+        if attrs["kernel_layout"] != "OIHW" or attrs["data_layout"] != "NCHW" or \
+                int(matches[bn].attrs["axis"]) != 1:
+            return expr
+        w0 = _const_np(matches[w])
+        if w0.dtype != np.float32:
+            return expr
+        weight = w0.astype(np.float64)
+        gamma, beta, mean, var = (_const_np(matches[t]).astype(np.float64)
+                                  for t in (g, b, m, v))
+        scale = gamma / np.sqrt(var + float(matches[bn].attrs["epsilon"]))
+        if weight.shape[0] != scale.shape[0]:
+            return expr
+        new_w = (weight * scale[:, None, None, None]).astype(np.float32)
+        bias = (beta - mean * scale).astype(np.float32).reshape(1, -1, 1, 1)
+        out = relax.Call(call.op, (matches[x], relax.const(new_w)), attrs)
+        return relax.op.add(out, relax.const(bias))
+
+    for gv, func in list(mod.functions.items()):
+        if isinstance(func, relax.Function):
+            mod[gv] = rewrite_call(pattern, rewriter, func)
+    return mod
+
+
+def clip_as_min_max(mod):
+    """``clip(x, lo, hi)`` -> ``minimum(maximum(x, lo), hi)`` with constant bounds.
+
+    Relax's ConvertLayout has no layout rule for ``clip``: converting to NHWC wrapped every
+    ReLU6 of MobileNet in a transpose back to NCHW and out again, each its own kernel, and
+    cut the conv's fusion with its activation. Binary elementwise ops with a scalar follow
+    any layout, so after this rewrite conv+bias+ReLU6 fuse into one NHWC kernel."""
+    from tvm import relax
+
+    from .relax_rewrite import rewrite_calls
+
+    def bound(v):
+        v = getattr(v, "value", v)
+        return float(getattr(v, "value", v))
+
+    def rule(bb, call):
+        if getattr(call.op, "name", None) != "relax.clip":
+            return None
+        dtype = str(getattr(call.args[0].ty, "dtype", ""))
+        if not dtype.startswith("float"):
+            return None
+        lo = relax.const(bound(call.args[1]), dtype)
+        hi = relax.const(bound(call.args[2]), dtype)
+        return relax.op.minimum(relax.op.maximum(call.args[0], lo), hi)
+
+    return rewrite_calls(mod, rule)
+
+
+def lower_for_tuning(mod, target, layout: str = "NCHW"):
+    """Relax module -> fused Relax + TIR module whose PrimFuncs are the tuning workloads.
+
+    ``layout``: the conv2d data layout TVM computes in (the model's input stays NCHW)."""
+    import tvm
+    from tvm import relax
+
+    if layout not in LAYOUTS:
+        raise TvmError(f"tvm_layout must be one of {', '.join(LAYOUTS)} (got '{layout}')")
+    convert = [relax.transform.ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]}),
+               relax.transform.CanonicalizeBindings()] if layout == "NHWC" else []
+    from . import fast_math
+
+    mod = fold_batch_norm(mod)
+    if layout == "NHWC":
+        mod = clip_as_min_max(mod)
+    with target:
+        mod = tvm.transform.Sequential([
+            relax.transform.DecomposeOpsForInference(),
+            relax.transform.CanonicalizeBindings(),
+            *convert,
+        ])(mod)
+        if fast_math.applies_to(target):
+            mod = fast_math.rewrite(mod)
+        return tvm.transform.Sequential([
+            relax.transform.LegalizeOps(),
+            relax.transform.AnnotateTIROpPattern(),
+            relax.transform.FoldConstant(),
+            relax.transform.FuseOps(),
+            relax.transform.FuseTIR(),
+            relax.transform.AttachAttrLayoutFreeBuffers(),
+        ])(mod)
+
+
+def extract_tasks(lowered_mod, target):
+    from tvm.s_tir import meta_schedule as ms
+
+    return ms.relax_integration.extract_tasks(lowered_mod, target)

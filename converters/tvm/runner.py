@@ -1,0 +1,98 @@
+"""Where tuning candidates are built and measured: MetaSchedule's builder (here, in worker
+processes) and runner (local worker processes, or the device registered with a TVM RPC
+tracker under a key). ``cfg`` is a ``tuning.TuneConfig``."""
+from __future__ import annotations
+
+from edgebench.util import first_line, physical_cores
+
+from .errors import RpcError
+
+
+def parse_tracker(value: str) -> tuple[str, int]:
+    host, sep, port = (value or "").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--rpc-tracker must be HOST:PORT (got '{value}')")
+    return host, int(port)
+
+
+def check_rpc(tracker: str, key: str, timeout_s: float = 10.0) -> dict:
+    """Ask the tracker for a server with ``key`` and run a trivial remote call, so a bad
+    tracker/key fails in seconds, not after the first batch of candidates."""
+    from tvm import rpc
+
+    host, port = parse_tracker(tracker)
+    try:
+        t = rpc.connect_tracker(host, port)
+    except Exception as e:  # noqa: BLE001
+        raise RpcError(f"cannot reach the RPC tracker at {host}:{port}: {first_line(e)}") \
+            from None
+    try:
+        summary = t.summary()
+    except Exception as e:  # noqa: BLE001
+        raise RpcError(f"RPC tracker at {host}:{port} did not answer: {first_line(e)}") \
+            from None
+    servers = [str(item.get("key", "")).split(":", 1)[-1]
+               for item in summary.get("server_info", [])]
+    queue = summary.get("queue_info", {}) or {}
+    known = sorted(set(servers) | {k for k, q in queue.items() if q.get("free") or
+                                   k in servers})
+    if key not in servers:
+        raise RpcError(f"no RPC server with key '{key}' is registered with the tracker at "
+                       f"{host}:{port} (registered keys: {', '.join(known) or 'none'}); on "
+                       f"the device run: python -m tvm.exec.rpc_server --tracker "
+                       f"{host}:{port} --key {key}")
+    try:
+        sess = t.request(key, priority=1, session_timeout=int(timeout_s) + 5, max_retry=2)
+        sess.cpu(0).exist  # a round trip
+    except Exception as e:  # noqa: BLE001
+        raise RpcError(f"the RPC server with key '{key}' did not answer via {host}:{port}: "
+                       f"{first_line(e)}") from None
+    return {"tracker": f"{host}:{port}", "key": key}
+
+
+def make_builder(cfg):
+    from tvm.s_tir import meta_schedule as ms
+
+    from . import _msbuild
+
+    workers = cfg.builder_workers or physical_cores()
+    # Over RPC the remote links the candidates itself (TVM's default .tar export): the
+    # device's architecture may differ from this machine's.
+    return ms.builder.LocalBuilder(max_workers=workers, timeout_sec=cfg.build_timeout_s,
+                                   f_build=_msbuild.build,
+                                   f_export=None if cfg.rpc_tracker else _msbuild.export_so)
+
+
+def make_runner(cfg):
+    from tvm.s_tir import meta_schedule as ms
+
+    ev = ms.runner.EvaluatorConfig(number=cfg.number, repeat=cfg.repeat,
+                                   min_repeat_ms=cfg.min_repeat_ms,
+                                   enable_cpu_cache_flush=False)
+    if cfg.rpc_tracker:
+        host, port = parse_tracker(cfg.rpc_tracker)
+        rc = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=cfg.rpc_key,
+                                 session_timeout_sec=cfg.rpc_session_timeout_s)
+        return ms.runner.RPCRunner(rpc_config=rc, evaluator_config=ev, max_workers=1)
+    return ms.runner.LocalRunner(timeout_sec=cfg.run_timeout_s, evaluator_config=ev,
+                                 f_alloc_argument=alloc_valid_indices)
+
+
+def alloc_valid_indices(device, args_info, alloc_repeat):
+    """MetaSchedule's argument allocation for the local runner, with integer arguments set
+    to zero instead of random values.
+
+    The default fills every argument at random, index tensors included, so a ``take``
+    (gather) kernel reads far out of bounds and the runner's process dies: Swin-T's six
+    relative-position-bias gathers got "LocalRunner: An exception occurred" for every
+    candidate and kept TVM's default schedule. Zero is a valid index for any gather; float
+    arguments stay random. (The RPC runner allocates on the device with its own default.)"""
+    import numpy as np
+    from tvm.s_tir.meta_schedule.runner.local_runner import default_alloc_argument
+
+    repeated = default_alloc_argument(device, args_info, alloc_repeat)
+    for args in repeated:
+        for a in args:
+            if "int" in str(a.dtype):
+                a.copyfrom(np.zeros(a.shape, dtype=str(a.dtype)))
+    return repeated

@@ -1,0 +1,125 @@
+"""The tuning loop: which task gets the next batch of candidates, and measuring and
+committing that batch before the next search starts."""
+from __future__ import annotations
+
+import os
+import shutil
+
+
+class Loop:
+    """The tuning loop (MetaSchedule's TaskScheduler, re-done in Python for three reasons):
+
+    * every batch of candidates is measured and committed to the database before the next
+      search starts: a kill loses at most one batch (TVM's GradientBased scheduler joins no
+      result before it has dispatched one batch of *every* task, so stopping it during that
+      first round loses everything measured so far);
+    * measurements never overlap the next search (on 2 cores they would share the CPU);
+    * resume: tasks with no record go first, and the allocation afterwards starts from the
+      best latencies already recorded.
+
+    Allocation: one round over all tasks, then MetaSchedule's gradient rule (pick the task
+    with the largest weight x expected latency gain; alpha 0.2, window 3)."""
+
+    ALPHA, WINDOW = 0.2, 3
+
+    def __init__(self, contexts, weights, database, cost_model, builder, runner, per_iter,
+                 per_task_cap, existing, on_batch):
+        self.ctx, self.w = contexts, [float(x) for x in weights]
+        self.db, self.cm, self.builder, self.runner = database, cost_model, builder, runner
+        self.per_iter, self.cap = per_iter, per_task_cap
+        self.trials = [int(t["trials"]) for t in existing]          # database + this session
+        self.best = [(t["best_us"] / 1e6 if t["best_us"] else None) for t in existing]
+        self.hist = [[b] if b else [] for b in self.best]
+        self.alive = [True] * len(contexts)
+        self.on_batch = on_batch
+        self.done = 0
+        self.state = {"errors": 0, "build_errors": 0, "first_error": None}
+
+    def run(self, budget: int, stop=lambda: False):
+        for ctx in self.ctx:
+            ctx.pre_tuning(self.cap, self.per_iter, ctx.generate_design_space(), self.db,
+                           self.cm)
+        first = sorted(range(len(self.ctx)), key=lambda i: self.trials[i])
+        try:
+            for i in first:
+                if self.done >= budget or stop():
+                    return
+                self._step(i)
+            while self.done < budget and not stop():
+                i = self._pick()
+                if i is None:
+                    return
+                self._step(i)
+        finally:
+            for ctx in self.ctx:
+                ctx.post_tuning()
+
+    def _pick(self):
+        best_i, best_g = None, None
+        for i, ctx in enumerate(self.ctx):
+            if not self.alive[i] or self.trials[i] >= self.cap:
+                continue
+            h = self.hist[i]
+            if not h or h[-1] >= 1e9:
+                g = float("inf") if not h else -1.0     # never measured: go; all failed: last
+            else:
+                n = max(1, self.trials[i] / self.per_iter)
+                g1 = (h[-1 - self.WINDOW] - h[-1]) / self.WINDOW if len(h) > self.WINDOW else 0
+                g = (self.ALPHA * g1 + (1 - self.ALPHA) * h[-1] / n) * self.w[i]
+            if best_g is None or g > best_g:
+                best_i, best_g = i, g
+        return best_i
+
+    def _step(self, i: int):
+        from tvm.s_tir.meta_schedule.builder import BuilderInput
+        from tvm.s_tir.meta_schedule.database import TuningRecord
+        from tvm.s_tir.meta_schedule.runner import RunnerInput, RunnerResult
+
+        ctx = self.ctx[i]
+        if self.trials[i] >= self.cap:
+            self.alive[i] = False
+            return
+        cands = ctx.generate_measure_candidates()
+        if not cands:
+            self.alive[i] = False                     # search space exhausted
+            return
+        built = self.builder.build([BuilderInput(c.sch.mod, ctx.target) for c in cands])
+        ok = [k for k, b in enumerate(built) if b.error_msg is None]
+        dev = {"llvm": "cpu", "c": "cpu"}.get(ctx.target.kind.name, ctx.target.kind.name)
+        futures = self.runner.run([RunnerInput(built[k].artifact_path, dev, cands[k].args_info)
+                                   for k in ok])
+        results = [RunnerResult(None, b.error_msg) for b in built]
+        for k, f in zip(ok, futures):
+            results[k] = f.result()
+        ctx.notify_runner_results(cands, results)
+        wl = self.db.commit_workload(ctx.mod)
+        good_c, good_r = [], []
+        for c, b, r in zip(cands, built, results):
+            err = b.error_msg or r.error_msg
+            secs = [1e10] if err or r.run_secs is None else [float(x) for x in r.run_secs]
+            self.db.commit_tuning_record(TuningRecord(c.sch.trace, wl, secs, ctx.target,
+                                                      c.args_info))
+            if err:
+                self.state["errors"] += 1
+                self.state["build_errors"] += b.error_msg is not None
+                if self.state["first_error"] is None:
+                    self.state["first_error"] = (f"{ctx.task_name}: "
+                                                 + str(err).strip().splitlines()[0][:300])
+                continue
+            good_c.append(c)
+            good_r.append(r)
+            med = sorted(secs)[len(secs) // 2]
+            if self.best[i] is None or med < self.best[i]:
+                self.best[i] = med
+        if good_c:
+            self.cm.update(ctx, good_c, good_r)
+        for b in built:
+            if b.artifact_path:
+                shutil.rmtree(os.path.dirname(b.artifact_path), ignore_errors=True)
+        self.hist[i].append(self.best[i] if self.best[i] is not None else 1e10)
+        self.trials[i] += len(cands)
+        self.done += len(cands)
+        if self.on_batch:
+            est = sum(w * b for w, b in zip(self.w, self.best) if b is not None) * 1e3
+            self.on_batch(self.done, est, sum(b is not None for b in self.best), len(self.ctx),
+                          self.state)

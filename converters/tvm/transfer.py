@@ -1,0 +1,138 @@
+"""What the cost model learns before searching.
+
+Warm start (resume): the measurements this model's own database already holds.
+
+Transfer (asked for: ``--transfer``/``--transfer-from``): the other models' databases for
+the same target (``<tuning_dir>/<target-slug>/*``, plus ``--transfer-from``) that were tuned
+in the same layout and design space, so the cost model ranks candidates from the first round
+instead of guessing. Only the choice of candidates changes: every record is still measured.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from edgebench.util import first_line
+
+from . import database
+
+log = logging.getLogger("edgebench.tvm.tune")
+
+
+def train_on_records(cost_model, ctx, db, workload, top_k: int = 256) -> int:
+    """Feed the best ``top_k`` measured records of ``workload`` in ``db`` to the cost model
+    under ``ctx`` (its target and workload); returns how many."""
+    from tvm.s_tir.meta_schedule.runner import RunnerResult
+
+    recs = db.get_top_k(workload, top_k)
+    if recs:
+        cost_model.update(ctx, [r.as_measure_candidate() for r in recs],
+                          [RunnerResult(run_secs=list(r.run_secs), error_msg=None)
+                           for r in recs])
+    return len(recs)
+
+
+def warm_start_cost_model(cost_model, contexts, db):
+    """Feed the measurements already in the database to the cost model (resume)."""
+    n = 0
+    for ctx in contexts:
+        try:
+            if db.has_workload(ctx.mod):
+                n += train_on_records(cost_model, ctx, db, db.commit_workload(ctx.mod))
+        except Exception as e:  # noqa: BLE001 - warm start is an optimisation only
+            log.debug("cost-model warm start skipped a task: %s", e)
+    return n
+
+
+def transfer_databases(db_dir, extra=None, auto: bool = True) -> list[Path]:
+    """Tuning databases whose measurements pre-train the cost model for ``db_dir``.
+
+    ``auto``: the other models' databases for the same target (``db_dir``'s siblings under
+    ``<tuning-dir>/<target-slug>/``). ``extra``: more folders, each a database or a folder
+    of databases (e.g. another tuning dir's ``<target-slug>``, or a tuning dir: then its
+    sub-folder for this target). This model's own database is left out (it warm-starts the
+    model anyway, see ``warm_start_cost_model``)."""
+    db_dir = Path(db_dir)
+    found: list[Path] = []
+
+    def add_children(folder: Path):
+        if folder.is_dir():
+            found.extend(sorted(c for c in folder.iterdir() if database.database_exists(c)))
+
+    if auto:
+        add_children(db_dir.parent)
+    for e in extra or []:
+        e = Path(e)
+        if not e.is_dir():
+            raise ValueError(f"--transfer-from {e}: no such directory")
+        n = len(found)
+        if database.database_exists(e):
+            found.append(e)
+        else:
+            add_children(e / db_dir.parent.name)   # a tuning dir: this target's folder
+            add_children(e)                        # a target folder
+        if len(found) == n:
+            raise ValueError(f"--transfer-from {e}: holds no tuning database (for this "
+                             f"target: {db_dir.parent.name})")
+    out, seen = [], set()
+    for f in found:
+        key = f.resolve()
+        if key != db_dir.resolve() and key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def split_by_profile(db_dirs, profile: tuple[str, str]) -> tuple[list[Path], list[dict]]:
+    """The databases tuned like this session (``profile``: layout, design space), and the
+    others with theirs. Only the first are used for the transfer: NCHW databases of the
+    default space pre-training an NHWC vector-width search took mobilenetv2's 512-trial
+    estimate from 1.74 to 3.63 ms (docs/tvm.md, "Vector-width tiling")."""
+    same, other = [], []
+    for d in db_dirs:
+        p = database.database_profile(d)
+        if p == tuple(profile):
+            same.append(d)
+        else:
+            other.append({"database": str(d), "layout": p[0], "design_space": p[1]})
+    return same, other
+
+
+def transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) -> dict:
+    """Train the cost model on other tuning databases' measurements before the first search.
+
+    MetaSchedule's XGBoost model learns a schedule's speed *relative to the best one of its
+    own workload* from features of the loop nest (PerStoreFeature), so what it learns on one
+    model's convolutions ranks candidates for another's (the idea of TenSet, Zheng et al.
+    2021). Without it the model predicts at random until 100 of this model's own candidates
+    are measured, and with ~15 candidates per task at 512 trials most tasks are searched
+    blind. This shapes only which candidates get measured: every figure in the database is
+    still this model's own measurement on this target."""
+    from tvm.s_tir import meta_schedule as ms
+
+    t0 = time.perf_counter()
+    n = workloads = 0
+    used = []
+    for d in db_dirs:
+        try:
+            db = ms.database.JSONDatabase(work_dir=str(d), allow_missing=False)
+            by_hash = {database.task_hash(r.workload.mod): r.workload
+                       for r in db.get_all_tuning_records()}
+        except Exception as e:  # noqa: BLE001 - an unreadable database is skipped, said below
+            log.warning("cost-model transfer skipped %s: %s", d, first_line(e))
+            continue
+        k = 0
+        for wl in by_hash.values():
+            try:
+                ctx = ms.TuneContext(mod=wl.mod, target=target, task_name="transfer")
+                got = train_on_records(cost_model, ctx, db, wl, per_workload)
+            except Exception as e:  # noqa: BLE001 - e.g. a workload this TVM cannot replay
+                log.debug("cost-model transfer skipped a workload of %s: %s", d, e)
+                continue
+            k += got
+            workloads += bool(got)
+        n += k
+        used.append({"database": str(d), "records": k})
+    return {"records": n, "workloads": workloads, "databases": used,
+            "seconds": round(time.perf_counter() - t0, 1)}

@@ -1,0 +1,104 @@
+"""The cell: one model x variant x task, and everything its worker needs, as one typed value.
+
+The plan makes bare cells (model, variant, task); the runner fills in the run's settings,
+the model's prepared inputs and what earlier cells decided (the parity verdict, the
+reference variant's throughput sweep) before it hands the cell to a worker. The worker is
+a function of this value alone: it reads no results file.
+
+``new_record`` is the one place a result record's common fields are laid out.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+# The configured reference: the variant every other one's parity is judged against.
+REFERENCE_VARIANT = "pytorch"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+    """What every cell of a run on one device shares."""
+
+    run_id: str
+    profile: str                        # profile name ("quick", "paper")
+    prof: dict                          # the profile's settings (edgebench.profiles)
+    cache_dir: str
+    options: dict                       # variant options by CLI dest name
+    device: dict                        # sysinfo.device() of the machine that runs the cells
+    device_id: str = ""                 # "" for a single-machine run; the fleet's device id
+    reference_variant: str = REFERENCE_VARIANT
+    parity_thresholds: dict = dataclasses.field(default_factory=dict)
+    env: dict = dataclasses.field(default_factory=dict)   # set in the worker's environment
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelInputs:
+    """A model's resolved weights and preprocessed data, prepared once before its cells."""
+
+    weights: str
+    weights_note: str = ""
+    data_folder: str = ""
+    mean: tuple = ()
+    std: tuple = ()
+    parity_images: int = 0
+    data_info: dict | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    model: str
+    variant: str
+    task: str
+    run: RunSettings | None = None
+    inputs: ModelInputs | None = None
+    # From earlier cells of the same model and device (the runner fills these in):
+    equivalent: bool | None = None      # did this variant pass parity? None: not checked
+    equivalence: str = ""               # why (the parity criterion or the reason it was not run)
+    reference_sweep: list | None = None  # the reference variant's throughput by_batch (BSR)
+
+    def slug(self) -> str:
+        return f"{self.model}__{self.variant}__{self.task}"
+
+    def key(self, device_id: str | None = None) -> tuple:
+        """The store's key of this cell (edgebench.store.cell_key)."""
+        dev = device_id if device_id is not None else (self.run.device_id if self.run else "")
+        return (dev, self.model, self.variant, self.task)
+
+    def with_(self, **changes) -> "Cell":
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Cell":
+        d = dict(d)
+        if d.get("run") is not None:
+            d["run"] = RunSettings(**d["run"])
+        if d.get("inputs") is not None:
+            inp = dict(d["inputs"])
+            inp["mean"], inp["std"] = tuple(inp.get("mean", ())), tuple(inp.get("std", ()))
+            d["inputs"] = ModelInputs(**inp)
+        return cls(**d)
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def new_record(cell: Cell, status: str, reason: str = "", **fields: Any) -> dict:
+    """A result record with every common field set: identity, device, weights, data and
+    the telemetry fields (null until measured). ``fields`` add to or override them."""
+    run, inp = cell.run, cell.inputs
+    rec = {"run_id": run.run_id if run else "", "model": cell.model, "variant": cell.variant,
+           "task": cell.task, "status": status, "reason": reason,
+           "device": run.device if run else None, "device_id": run.device_id if run else "",
+           "weights": inp.weights if inp else None, "weights_note": inp.weights_note if inp else "",
+           "data": inp.data_info if inp else None, "profile": run.profile if run else "",
+           "started_at": now_iso(), "wall_s": 0.0, "memory_mb": None, "power_w": None,
+           "power_reason": "not run" if status == "skipped" else "cell did not finish",
+           "energy_mj_per_sample": None}
+    rec.update(fields)
+    return rec

@@ -1,0 +1,339 @@
+"""The main command (``python -m edgebench.full``): convert every model into every variant,
+check parity, measure, and write results.jsonl, run.json, summary.csv, report.md and plots/.
+
+This module holds the command line and the progress display; ``runner.Session`` runs the
+cells and holds the status rules, the same for a fleet agent.
+
+Exit codes: 0 every cell ok/partial/skipped; 1 some cell failed or timed out (the run still
+completes and reports); 2 usage or input error found before anything ran."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+T_START = time.perf_counter()     # the budget's total: from interpreter start, nearly
+
+from . import plan as planmod
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from .models import SEED_MODELS
+from .plan import ALL_TASKS, TASKS
+from .profiles import PROFILES
+from .util import REPO_ROOT, atomic_write_json
+
+
+def _profiles_help(key) -> str:
+    """A profile setting for each profile, as --help shows it: "quick 600, paper 14400"."""
+    return ", ".join(f"{name} {key(prof)}" for name, prof in PROFILES.items())
+
+
+def build_parser(prog: str = "python -m edgebench.full", description: str | None = None,
+                 default_tasks=TASKS) -> argparse.ArgumentParser:
+    import converters
+
+    p = argparse.ArgumentParser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=description or (
+            "Benchmark vision models across inference runtimes: each model is converted into "
+            "every variant, checked for parity against PyTorch FP32, and measured the same way "
+            "(Top-1/Top-5, latency distribution, max-batch throughput, memory, power).\n\n"
+            "Without --data the bundled 16-image sample is used (not an accuracy benchmark). "
+            "Without pretrained weights (no cache, no network) seeded random weights are used, "
+            "and every output says so."),
+        epilog="exit codes: 0 all cells ok/partial/skipped, 1 a cell failed or timed out, "
+               "2 usage or input error")
+    p.add_argument("--models", nargs="+", default=SEED_MODELS, metavar="NAME",
+                   help="timm model names (torchvision for squeezenet1_0/1_1). "
+                        f"Default: the study's six: {' '.join(SEED_MODELS)}")
+    p.add_argument("--variants", nargs="+", default=None, metavar="VARIANT",
+                   help="runtime variants to run. Default: all registered "
+                        f"({' '.join(converters.names())}); those that cannot run here are "
+                        "recorded as skipped with the reason")
+    p.add_argument("--tasks", nargs="+", default=list(default_tasks), choices=ALL_TASKS,
+                   metavar="TASK", help=f"tasks per model and variant, from {', '.join(ALL_TASKS)}. "
+                                        f"Default: {' '.join(default_tasks)}")
+    p.add_argument("--data", default=None, metavar="PATH",
+                   help="ImageNet val folder (class folders <wnid>/*.JPEG, or flat "
+                        "ILSVRC2012_val_*.JPEG with labels), an ImageNetV2 folder (0..999), or "
+                        "'imagenetv2' to download it. Default: the bundled sample in datasets/sample")
+    p.add_argument("--labels", default=None, metavar="FILE",
+                   help="labels for a flat ImageNet val folder: one wnid per line in file order")
+    p.add_argument("--max-images", type=int, default=None, metavar="N",
+                   help="use at most N images (evenly spread). Default: the profile's ("
+                        + _profiles_help(lambda p: p["max_images"] or "all") + ")")
+    p.add_argument("--weights", default="auto", metavar="auto|pretrained|random|PATH",
+                   help="auto (default): pretrained when cached or reachable, else seeded random; "
+                        "pretrained: fail if unavailable; random: seeded random; PATH: a checkpoint")
+    p.add_argument("--seed", type=int, default=0, help="seed for random weights (default 0)")
+    p.add_argument("--profile", choices=sorted(PROFILES), default="quick",
+                   help="quick (default): short windows, fits a 2-core machine; paper: full "
+                        "dataset, long windows. Batch cap: "
+                        + _profiles_help(lambda p: p["throughput"]["max_batch"])
+                        + "; latency calls at least: "
+                        + _profiles_help(lambda p: p["latency"]["min_count"]))
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="run directory. Default: results/run-<UTC timestamp>")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --out: cells already 'ok' are not run again")
+    p.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
+                   help="kill a cell after this many seconds and record it as 'timeout'. "
+                        "Default: the profile's (" + _profiles_help(lambda p: p["cell_timeout"]) + ")")
+    p.add_argument("--cache-dir", default=str(REPO_ROOT / "results" / "cache"), metavar="DIR",
+                   help="converted artifacts, preprocessed images and reference logits "
+                        "(default: results/cache)")
+    p.add_argument("--isolation", choices=("fork", "spawn"), default="fork",
+                   help="how each cell gets its own process: fork (default) from a server that "
+                        "imported torch/timm once (saves ~3 s a cell), or spawn a new interpreter")
+    p.add_argument("--python", action="append", default=[], metavar="VARIANT=INTERPRETER",
+                   help="run VARIANT's workers with another Python (e.g. a separate JAX venv); "
+                        "repeatable")
+    g = p.add_argument_group("parity thresholds")
+    g.add_argument("--parity-atol", type=float, default=1e-3,
+                   help="FP32 variants: largest allowed |logit difference| (default 1e-3)")
+    g.add_argument("--parity-min-top1", type=float, default=1.0,
+                   help="FP32 variants: least top-1 agreement (default 1.0)")
+    g.add_argument("--parity-reduced-min-top1", type=float, default=0.95,
+                   help="FP16/INT8 variants: least top-1 agreement (default 0.95)")
+    g.add_argument("--parity-reduced-min-top5", type=float, default=0.80,
+                   help="FP16/INT8 variants: least top-5 set agreement (default 0.80)")
+    seen = set()
+    for name in converters.names():
+        conv = converters.get(name)
+        opts = [o for o in conv.cli_options if o[0] not in seen]
+        if opts:
+            vg = p.add_argument_group(f"{name} options")
+            for flag, kwargs in opts:
+                seen.add(flag)
+                vg.add_argument(flag, **kwargs)
+    return p
+
+
+def variant_options(args: argparse.Namespace) -> dict:
+    """Every variant's own options by argparse dest name. Values such as "auto" stay as
+    given: each variant settles them on the machine that runs its cells (the probe)."""
+    import converters
+
+    # The profile is passed on so a variant can scale its own costs (e.g. TVM without tuning).
+    opts = {"profile": args.profile}
+    for name in converters.names():
+        for flag, kwargs in converters.get(name).cli_options:
+            dest = kwargs.get("dest") or flag.lstrip("-").replace("-", "_")
+            opts[dest] = getattr(args, dest, None)
+    return opts
+
+
+def validate(args) -> dict:
+    """Everything that can be wrong with the input, checked before any cell runs."""
+    import converters
+
+    from .data import DataError, resolve_source
+    from .models import ModelError, check_name
+
+    for m in args.models:
+        try:
+            check_name(m)
+        except ModelError as e:
+            raise UsageError(str(e)) from None
+    variants = args.variants or converters.names()
+    for v in variants:
+        try:
+            converters.get(v)
+        except KeyError as e:
+            raise UsageError(e.args[0]) from None
+    pythons = {}
+    for item in args.python:
+        v, sep, path = item.partition("=")
+        if not sep or v not in variants and v not in converters.names():
+            raise UsageError(f"--python expects VARIANT=INTERPRETER, got '{item}'")
+        if not os.access(path, os.X_OK):
+            raise UsageError(f"--python {v}: '{path}' is not an executable interpreter")
+        pythons[v] = path
+    if args.out and Path(args.out).exists() and not args.resume and \
+            (Path(args.out) / "results.jsonl").exists():
+        raise UsageError(f"--out {args.out} already holds results: add --resume to continue it, "
+                         "or choose another folder")
+    try:
+        images = resolve_source(args.data, args.labels)
+    except DataError as e:
+        raise UsageError(str(e)) from None
+    if not len(images):
+        raise UsageError(f"--data {args.data}: no image files found")
+    weights_policy = args.weights
+    if weights_policy not in ("auto", "pretrained", "random") and not Path(weights_policy).is_file():
+        raise UsageError(f"--weights: '{weights_policy}' is not auto, pretrained, random or an "
+                         "existing checkpoint file")
+    return {"variants": variants, "images": images, "pythons": pythons}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        checked = validate(args)
+        return run(args, checked)
+    except UsageError as e:
+        print(f"edgebench: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("edgebench: interrupted; finished cells are in results.jsonl (use --resume)",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def time_budget(total_s: float, records: list[dict], session_timings: dict,
+                report_s: float) -> dict:
+    """Where this invocation's wall time went (a resumed run counts its own cells only)."""
+    def total(key: str) -> float:
+        return sum(r.get(key) or 0.0 for r in records)
+
+    parts = {
+        "measure_s": total("measure_s"),                          # the tasks' measuring
+        "convert_s": total("convert_s") + total("load_s"),        # convert/compile + load
+        "process_s": total("process_s") + session_timings.get("fork_server_s", 0.0),
+        "prepare_s": session_timings.get("prepare_s", 0.0),       # weights + data
+        "probe_s": session_timings.get("probe_s", 0.0),
+        "report_s": report_s,
+    }
+    # In the cells but none of the above: model build for the reference, idle baselines,
+    # cold start, telemetry start and stop.
+    parts["cell_other_s"] = total("wall_s") - parts["measure_s"] - parts["convert_s"]
+    parts["other_s"] = total_s - sum(parts.values())   # main process: imports, plan, run.json
+    out = {"total_s": total_s, **parts}
+    return {k: round(v, 1) for k, v in out.items()} | {"cells_run": len(records)}
+
+
+def _out_dir(args) -> Path:
+    out = Path(args.out or REPO_ROOT / "results" / f"run-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
+    try:
+        (out / "logs").mkdir(parents=True, exist_ok=True)
+        Path(args.cache_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create the run folder or cache: {e.strerror}: {e.filename}") from None
+    for d in (out, Path(args.cache_dir)):
+        if not os.access(d, os.W_OK):
+            raise UsageError(f"'{d}' is not writable")
+    return out
+
+
+def run(args, checked: dict, title: str = "edgebench") -> int:
+    from . import runner, store, sysinfo
+    from .cell import RunSettings
+
+    prof = json.loads(json.dumps(PROFILES[args.profile]))
+    if args.max_images:
+        prof["max_images"] = args.max_images
+    out = _out_dir(args)
+    run_json = out / "run.json"
+    prior = json.loads(run_json.read_text()) if (args.resume and run_json.is_file()) else {}
+    run_id = prior.get("run_id") or uuid.uuid4().hex[:12]
+    images = checked["images"].limit(prof["max_images"] if args.data else None)
+    settings = RunSettings(
+        run_id=run_id, profile=args.profile, prof=prof, cache_dir=str(Path(args.cache_dir)),
+        options=variant_options(args), device=sysinfo.device(),
+        parity_thresholds={"fp32_atol": args.parity_atol, "fp32_min_top1": args.parity_min_top1,
+                           "reduced_min_top1": args.parity_reduced_min_top1,
+                           "reduced_min_top5": args.parity_reduced_min_top5})
+    prior_records = store.read(out / "results.jsonl") if args.resume else []
+    session = runner.Session(settings, out / "logs", args.cell_timeout or prof["cell_timeout"],
+                             pythons=checked["pythons"], records=prior_records,
+                             isolation=args.isolation)
+    try:
+        return _run_cells(args, checked, session, images, prior, out, title)
+    finally:
+        session.close()
+
+
+def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, title: str) -> int:
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                               TextColumn, TimeElapsedColumn)
+
+    from . import report, runner, store, sysinfo
+    from .models import ModelError, data_config
+
+    console = Console(stderr=True)
+    settings, run_id, prof = session.settings, session.settings.run_id, session.settings.prof
+    results_path, run_json = out / "results.jsonl", out / "run.json"
+    prior_records = session.records
+    probes = session.probe(checked["variants"],
+                           {m: tuple(data_config(m)["input_size"]) for m in args.models})
+    cells = planmod.build(args.models, checked["variants"], args.tasks,
+                          reference_parity=session.reference_computes_off_cpu())
+    done = runner.done_keys(prior_records)
+    settings = session.settings        # with the options the variants settled
+
+    console.print(f"[bold]{title}[/] run {run_id} -> {out}  ({len(cells)} cells, profile "
+                  f"{args.profile}, data: {images.name} {len(images)} images)")
+    for v, pr in probes.items():
+        if not pr["ok"]:
+            console.print(f"  [yellow]variant {v} cannot run here[/]: {pr['reason']}")
+
+    models_info: dict[str, dict] = dict(prior.get("models", {}))
+    new_records: list[dict] = []
+    meta = {"run_id": run_id, "created_at": prior.get("created_at") or
+            dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "argv": sys.argv, "config": {**{k: v for k, v in vars(args).items()}, "profile_settings": prof},
+            "machine": sysinfo.machine(), "device": settings.device, "device_state": sysinfo.device_state(),
+            "env": sysinfo.env_flags(), "variants": probes,
+            "options": session.settings.options,   # as the variants settled them ("auto" decided)
+            "converter_import_errors": __import__("converters").broken(),
+            "data": {"source": images.name, "root": images.root, "layout": images.layout,
+                     "n_images": len(images), "license": images.license},
+            "models": models_info}
+
+    def write_meta():
+        atomic_write_json(run_json, meta, indent=2)   # a kill mid-write must not lose the config
+
+    write_meta()
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        overall = progress.add_task("cells", total=len(cells))
+        for model in dict.fromkeys(c.model for c in cells):
+            mcells = [c for c in cells if c.model == model]
+            todo = [c for c in mcells if c.key(settings.device_id) not in done]
+            progress.advance(overall, len(mcells) - len(todo))
+            if not todo:
+                continue
+            progress.update(overall, description=f"{model}: weights and data")
+            try:
+                models_info[model], warns = session.prepare(
+                    model, images, args.weights, args.seed,
+                    prior=models_info.get(model) if args.resume else None, progress=progress)
+            except (ModelError, ValueError) as e:   # weights unavailable, no readable image
+                console.print(f"[red]edgebench: error:[/] {e}")
+                return EXIT_USAGE
+            for w in warns:
+                console.print(f"  [yellow]warning:[/] {w}")
+            write_meta()
+            for cell in todo:
+                progress.update(overall, description=f"{cell.model} · {cell.variant} · {cell.task}")
+                rec = session.run(cell)
+                store.append(results_path, rec)
+                new_records.append(rec)
+                colour = {"ok": "green", "skipped": "yellow", "partial": "cyan"}.get(rec["status"], "red")
+                progress.console.print(f"  [{colour}]{rec['status']:8}[/] {cell.model} · {cell.variant} · "
+                                       f"{cell.task}  {report.one_line(rec)}")
+                progress.advance(overall)
+        progress.update(overall, description="report")
+    records = store.read(results_path)
+    t_report = time.perf_counter()
+    made = report.write_all(out, records, meta)
+    meta["finished_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    meta["time_budget"] = time_budget(time.perf_counter() - T_START, new_records,
+                                      session.timings, time.perf_counter() - t_report)
+    write_meta()
+    # report.md once more, now with the budget line (the plots and CSV stand as written)
+    report.write_markdown(out / "report.md", report.summary_rows(records), records, meta, made)
+    args.out = str(out)
+    console.print(f"[bold]done[/]: {out / 'report.md'}")
+    return runner.exit_code(records, {c.key(settings.device_id) for c in cells})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""Worker processes: start one in its own process group (a new interpreter, or a child of
+the fork server), kill the whole group on timeout, and say in one line why one ended
+without a result."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from .util import REPO_ROOT
+
+
+def worker_env(extra: dict | None = None) -> dict:
+    env = dict(os.environ)
+    # A variant's own interpreter (e.g. a separate JAX venv) still imports this checkout.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    # Weights were resolved (and downloaded, if at all) by the main process: never fetch here.
+    env["HF_HUB_OFFLINE"] = "1"
+    for k, v in (extra or {}).items():       # the machine's own setting wins
+        env.setdefault(k, str(v))
+    return env
+
+
+def spawn(cmd: list[str], log: Path, timeout: float, extra_env: dict | None = None):
+    """Run ``cmd`` with its output appended to ``log``, in its own process group; kill the
+    group on timeout or when this process is interrupted. Returns (returncode, or None on
+    timeout; seconds)."""
+    t = time.perf_counter()
+    with open(log, "ab") as lf:
+        proc = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT,
+                                env=worker_env(extra_env), cwd=REPO_ROOT, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+            kill_group(proc)
+        except BaseException:
+            kill_group(proc)
+            raise
+    return rc, time.perf_counter() - t
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def log_tail(log: Path, n: int = 6) -> str:
+    try:
+        lines = [ln for ln in Path(log).read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:])[-800:]
+
+
+def failure_reason(rc: int | None, timeout: float, log: Path) -> tuple[str, str]:
+    """(status, reason) of a worker that wrote no record."""
+    if rc is None:
+        return "timeout", f"cell exceeded --cell-timeout {timeout:g} s and was killed"
+    if rc < 0:
+        sig = signal.Signals(-rc).name
+        hint = " (the kernel's OOM killer sends SIGKILL: likely out of memory)" if rc == -9 else ""
+        return "failed", f"worker killed by {sig}{hint}; log: {log_tail(log)}"
+    return "failed", f"worker exited with code {rc} without a result; log: {log_tail(log)}"
+
+
+class ForkServer:
+    """Client of ``python -m edgebench.forkserver`` in interpreter ``python``: runs worker
+    argv lists in children forked from one warm parent. ``run`` has ``spawn``'s contract."""
+
+    READY_TIMEOUT_S = 300
+
+    def __init__(self, python: str, log: Path, extra_env: dict | None = None):
+        self.log = log
+        with open(log, "ab") as lf:
+            self.proc = subprocess.Popen([python, "-m", "edgebench.forkserver"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=lf, env=worker_env(extra_env), cwd=REPO_ROOT,
+                                         start_new_session=True)
+        self._buf = b""
+        hello = self._read(time.monotonic() + self.READY_TIMEOUT_S)
+        if not hello or not hello.get("ready"):
+            self.close()
+            raise OSError(f"fork server did not start: {log_tail(log)}")
+        self.preload_s = hello.get("preload_s", 0.0)
+
+    def _read(self, deadline: float) -> dict | None:
+        """The next line from the server, or None at the deadline or when it is gone."""
+        import select
+
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return None
+                self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, argv: list[str], log: Path, timeout: float):
+        t = time.perf_counter()
+        self.proc.stdin.write((json.dumps({"argv": argv, "log": str(log)}) + "\n").encode())
+        self.proc.stdin.flush()
+        started = self._read(time.monotonic() + 60)
+        if started is None:
+            raise OSError(f"fork server stopped answering: {log_tail(self.log)}")
+        pid = started["pid"]
+        try:
+            ended = self._read(time.monotonic() + timeout)
+        except BaseException:
+            _killpg(pid)
+            raise
+        if ended is None:                    # timed out: kill the cell's whole group
+            _killpg(pid)
+            self._read(time.monotonic() + 60)
+            return None, time.perf_counter() - t
+        return ended["returncode"], time.perf_counter() - t
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc)
+
+
+def _killpg(pid: int) -> None:
+    for kill in (os.killpg, os.kill):    # os.kill too: a child killed before its setsid
+        try:
+            kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

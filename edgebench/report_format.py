@@ -1,0 +1,113 @@
+"""What the single-run report (``report.py``) and the fleet report (``fleet/report.py``) share:
+the summary rows built from the records (one per device x model x variant), summary.csv, and
+the cell formatting of the Markdown tables. Imports nothing from either report.
+
+- ``summary_rows``/``write_csv``  records -> rows -> ``summary.csv`` (``SUMMARY_COLUMNS``)
+- ``fmt``                         one figure as a table cell (empty for None/NaN)
+- ``md_table``                    a Markdown table
+- ``OK_STATUSES``                 the statuses whose figures are shown
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+from . import store
+from .util import atomic_write_text
+
+OK_STATUSES = ("ok", "partial")
+
+SUMMARY_COLUMNS = [
+    "model", "variant", "device", "weights", "equivalent",
+    "parity_status", "top1_agreement", "top5_agreement", "max_abs_diff", "max_rel_diff", "cosine_min",
+    "accuracy_status", "top1", "top5", "n_images", "accuracy_samples_per_s",
+    "latency_status", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_ci95_low",
+    "latency_ci95_high", "cold_start_ms", "speedup_p50_vs_pytorch",
+    "throughput_status", "best_batch", "max_samples_per_s", "convert_s",
+    "peak_rss_mb", "rss_delta_mb", "power_mean_w", "energy_mj_per_sample", "reasons",
+]
+
+
+def fmt(v, nd=2):
+    """A figure as a table cell: ``nd`` decimals from 1 up, 3 significant digits below,
+    scientific below 1e-3; "" for None and NaN."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        if v == 0 or abs(v) >= 1:
+            return f"{v:.{nd}f}"
+        return f"{v:.3g}" if abs(v) >= 1e-3 else f"{v:.2e}"
+    return str(v)
+
+
+def md_table(headers: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _cells(records: list[dict]) -> dict[tuple, dict[str, dict]]:
+    """(device_id, model, variant) -> {task: latest record}."""
+    out: dict[tuple, dict[str, dict]] = {}
+    for (dev, m, v, t), r in store.latest(records).items():
+        out.setdefault((dev, m, v), {})[t] = r
+    return out
+
+
+def summary_rows(records: list[dict]) -> list[dict]:
+    cells = _cells(records)
+    rows = []
+    for (dev, m, v), tasks in cells.items():
+        par, acc, lat, thr = (tasks.get(t, {}) for t in ("parity", "accuracy", "latency", "throughput"))
+        any_rec = next(iter(tasks.values()))
+        ref_lat = cells.get((dev, m, "pytorch"), {}).get("latency", {})
+        p50 = (lat.get("latency_ms") or {}).get("p50") if lat.get("status") in OK_STATUSES else None
+        ref_p50 = (ref_lat.get("latency_ms") or {}).get("p50") if ref_lat.get("status") in OK_STATUSES else None
+        # Memory of the measuring tasks that ran: a parity or convert cell may also hold the
+        # PyTorch reference or the exporter's model, and a skipped cell never loaded anything.
+        ran = [r for t, r in tasks.items() if t in ("accuracy", "latency", "throughput")
+               and r.get("memory_mb") and r["status"] in OK_STATUSES]
+        peak = [r["memory_mb"]["peak"] for r in ran]
+        delta = [r["memory_mb"]["delta"] for r in ran]
+        by_reason: dict[str, list[str]] = {}
+        for t, r in tasks.items():
+            if r.get("reason") and r["status"] != "ok":
+                by_reason.setdefault(r["reason"], []).append(t)
+        reasons = "; ".join(f"{', '.join(ts)}: {why}" for why, ts in by_reason.items())
+        conv = [r.get("convert_s") for r in tasks.values() if r.get("convert_s") is not None]
+        equivalent = next((r.get("equivalent") for r in tasks.values() if "equivalent" in r), None)
+        pw = (lat.get("power_w") or {}).get("mean") if lat.get("power_w") else None
+        lat_ms = lat.get("latency_ms") or {}
+        rows.append({
+            "model": m, "variant": v, "device": dev or any_rec.get("device", {}).get("name", ""),
+            "weights": any_rec.get("weights"), "equivalent": equivalent,
+            "parity_status": par.get("status"), "top1_agreement": par.get("top1_agreement"),
+            "top5_agreement": par.get("top5_agreement"), "max_abs_diff": par.get("max_abs_diff"),
+            "max_rel_diff": par.get("max_rel_diff"),
+            "cosine_min": par.get("cosine_min"),
+            "accuracy_status": acc.get("status"), "top1": acc.get("top1"), "top5": acc.get("top5"),
+            "n_images": acc.get("n_images"), "accuracy_samples_per_s": acc.get("samples_per_s"),
+            "latency_status": lat.get("status"), "latency_p50_ms": p50,
+            "latency_p90_ms": lat_ms.get("p90"), "latency_p99_ms": lat_ms.get("p99"),
+            "latency_ci95_low": lat_ms.get("ci95_low"), "latency_ci95_high": lat_ms.get("ci95_high"),
+            "cold_start_ms": lat.get("cold_start_ms"),
+            "speedup_p50_vs_pytorch": (ref_p50 / p50) if (p50 and ref_p50) else None,
+            "throughput_status": thr.get("status"), "best_batch": thr.get("best_batch"),
+            "max_samples_per_s": thr.get("samples_per_s"),
+            "convert_s": max(conv) if conv else None,
+            "peak_rss_mb": max(peak) if peak else None, "rss_delta_mb": max(delta) if delta else None,
+            "power_mean_w": pw, "energy_mj_per_sample": lat.get("energy_mj_per_sample"),
+            "reasons": reasons,
+        })
+    return rows
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=SUMMARY_COLUMNS)
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in SUMMARY_COLUMNS})
+    atomic_write_text(path, buf.getvalue())

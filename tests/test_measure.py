@@ -1,0 +1,254 @@
+"""edgebench.measure against a null system under test (MLPerf LoadGen style): a fake
+predictor on a virtual clock, so loop counts and the batch search are exact and nothing
+here waits on real work. Assertions are on counts and structure, never on speed."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from converters.base import OutOfMemory
+from edgebench import measure
+
+from testlib import FakeData, FakePredictor, VirtualClock, null_monitor
+
+
+@pytest.fixture
+def clock(monkeypatch) -> VirtualClock:
+    c = VirtualClock()
+    monkeypatch.setattr(measure, "time", c)
+    return c
+
+
+def _prof(latency=None, throughput=None, **kw) -> dict:
+    p = {"accuracy_batch": 4, "pass_budget_s": None,
+         "latency": {"warmup": 2, "min_count": 10, "min_s": 0.0, "max_s": 10.0},
+         "throughput": {"max_batch": 16, "warmup": 1, "min_iters": 3, "min_s": 0.01,
+                        "budget_s": 100.0, "min_gain": 1.03}}
+    p["latency"].update(latency or {})
+    p["throughput"].update(throughput or {})
+    p.update(kw)
+    return p
+
+
+def test_fake_predictor_honours_the_protocol():
+    p = FakePredictor(n_classes=7)
+    out = p(np.zeros((3, 3, 4, 4), np.float32))
+    assert out.shape == (3, 7) and out.dtype == np.float32
+    assert p.batch_sizes is None and isinstance(p.meta, dict)
+    p.close()
+    assert p.closed
+    with pytest.raises(AssertionError):
+        p(np.zeros((3, 4, 4), np.float32))      # not NCHW
+
+
+# ------------------------------------------------------------------ latency
+def test_latency_min_count_honoured(clock):
+    p = FakePredictor(cost_s=0.001, clock=clock)
+    status, f, reason = measure.latency(p, FakeData(), _prof({"min_count": 25, "min_s": 0.0}),
+                                        null_monitor())
+    assert (status, reason) == ("ok", "")
+    assert f["n"] == 25                      # count reached first: stops exactly there
+    assert len(p.calls) == 2 + 25 and f["warmup"] == 2
+    assert f["batch_size"] == 1 and set(p.calls) == {1}
+    assert set(f["latency_ms"]) == {"mean", "p50", "p90", "p95", "p99", "min", "max",
+                                    "ci95_low", "ci95_high", "std"}
+    assert f["latency_ms"]["min"] == f["latency_ms"]["max"] == 1.0   # virtual 1 ms per call
+
+
+def test_latency_min_duration_honoured(clock):
+    p = FakePredictor(cost_s=0.001, clock=clock)
+    status, f, _ = measure.latency(p, FakeData(), _prof({"min_count": 5, "min_s": 0.04}),
+                                   null_monitor())
+    assert status == "ok"
+    assert f["n"] == 40                      # 40 x 1 ms reaches min_s; 5 calls would not
+
+
+def test_latency_both_minimums_with_real_sleep():
+    """Real clock: the loop stops only once both minimums hold (structure, not speed)."""
+    p = FakePredictor(cost_s=0.002)
+    status, f, _ = measure.latency(p, FakeData(), _prof({"min_count": 3, "min_s": 0.03}),
+                                   null_monitor())
+    assert status == "ok" and f["n"] >= 3
+    assert f["window_s"] >= 0.03                         # the window holds the whole loop
+    assert f["latency_ms"]["min"] >= 2.0                 # sleep(2 ms) is inside every timed call
+    assert f["n"] * f["latency_ms"]["mean"] / 1e3 <= f["window_s"] + 1e-3
+
+
+def test_latency_partial_when_max_s_is_hit(clock):
+    p = FakePredictor(cost_s=0.010, clock=clock)
+    status, f, reason = measure.latency(p, FakeData(), _prof({"min_count": 100, "max_s": 0.2}),
+                                        null_monitor())
+    assert status == "partial"
+    assert f["n"] == 20 and "20 of 100 calls" in reason and "0.2 s" in reason
+    assert "latency_ms" in f
+
+
+def test_latency_uses_a_batch_the_variant_has():
+    p = FakePredictor(batch_sizes=[4, 8])
+    _, f, _ = measure.latency(p, FakeData(), _prof({"min_count": 2}), null_monitor())
+    assert f["batch_size"] == 4 and set(p.calls) == {4}
+
+
+# ------------------------------------------------------------------ throughput
+def test_throughput_doubles_up_to_the_cap(clock):
+    p = FakePredictor(cost_s=0.002, clock=clock)     # same cost at any batch: sps doubles
+    status, f, reason = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert (status, reason) == ("ok", "")
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2, 4, 8, 16]
+    assert p.distinct_batches() == [1, 2, 4, 8, 16]
+    assert f["best_batch"] == 16 and "batch cap 16" in f["stop_reason"]
+    for r in f["by_batch"]:
+        assert r["iters"] == 5                         # min_s 0.01 / 2 ms > min_iters 3
+        assert r["rtr"] == r["batch_size"] and r["ase"] == 1.0 and r["bsr"] is None
+    assert f["samples_per_s"] == max(r["samples_per_s"] for r in f["by_batch"])
+
+
+def test_throughput_bsr_against_the_reference_sweep(clock):
+    p = FakePredictor(cost_s=0.002, clock=clock)
+    ref = [{"batch_size": 1, "ase": 1.0}, {"batch_size": 2, "ase": 0.5}]
+    _, f, _ = measure.throughput(p, FakeData(), _prof(throughput={"max_batch": 4}),
+                                 null_monitor(), ref)
+    assert [r["bsr"] for r in f["by_batch"]] == [1.0, 2.0, None]
+
+
+def test_throughput_oom_steps_down_once_and_keeps_the_step(clock):
+    p = FakePredictor(cost_s=0.002, clock=clock, oom_above=6)
+    status, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert status == "ok"
+    assert p.distinct_batches() == [1, 2, 4, 8, 6]          # 8 fails, halfway between 4 and 8
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2, 4, 6]
+    assert f["best_batch"] == 6
+    assert f["stop_reason"].startswith("out of memory at batch 8")
+
+
+def test_throughput_oom_twice_stops_at_the_last_good_batch(clock):
+    p = FakePredictor(cost_s=0.002, clock=clock, oom_above=5)
+    status, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert status == "ok"
+    assert p.distinct_batches() == [1, 2, 4, 8, 6]          # one step down only
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2, 4]
+    assert f["stop_reason"].startswith("out of memory at batch 6")
+
+
+def test_throughput_oom_with_fixed_batch_sizes(clock):
+    p = FakePredictor(cost_s=0.002, clock=clock, batch_sizes=[1, 4, 16], oom_above=8)
+    _, f, _ = measure.throughput(p, FakeData(), _prof(throughput={"max_batch": 32}), null_monitor())
+    assert p.distinct_batches() == [1, 4, 16]               # no built size between 4 and 16
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 4]
+    assert f["stop_reason"].startswith("out of memory at batch 16")
+
+
+def test_throughput_oom_at_batch_one_fails(clock):
+    p = FakePredictor(clock=clock, oom_above=0)
+    status, f, reason = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert status == "failed" and f == {"by_batch": []} and "out of memory at batch 1" in reason
+
+
+def test_throughput_oom_by_message_and_other_errors_propagate(clock):
+    p = FakePredictor(clock=clock, error=RuntimeError("CUDA out of memory. Tried to allocate"))
+    status, _, reason = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert status == "failed" and "out of memory at batch 1" in reason
+    p = FakePredictor(clock=clock, error=ValueError("shape mismatch"))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        measure.throughput(p, FakeData(), _prof(), null_monitor())
+
+
+def test_is_oom():
+    assert measure.is_oom(OutOfMemory("x")) and measure.is_oom(MemoryError())
+    assert measure.is_oom(RuntimeError("RESOURCE_EXHAUSTED: failed"))
+    assert not measure.is_oom(RuntimeError("index out of range"))
+
+
+def test_throughput_gain_stop(clock):
+    p = FakePredictor(per_sample_s=0.001, clock=clock)      # cost grows with b: flat sps
+    status, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert status == "ok"
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2]
+    assert f["stop_reason"] == "gain stopped at batch 2 (< 1.03x the best so far)"
+
+
+def test_throughput_variant_batch_sizes_and_their_end(clock):
+    p = FakePredictor(cost_s=0.002, clock=clock, batch_sizes=[1, 2, 8])
+    _, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2, 8]
+    assert "largest batch size the variant was built for (8)" in f["stop_reason"]
+
+
+def test_throughput_partial_on_time_budget(clock):
+    p = FakePredictor(cost_s=0.002, clock=clock)
+    status, f, reason = measure.throughput(p, FakeData(), _prof(throughput={"budget_s": 0.015}),
+                                           null_monitor())
+    # batch 1: warm-up + 5 timed calls = 12 ms; batch 2 ends at 24 ms > 15 ms
+    assert status == "partial" and reason == "time budget 0.015 s reached after batch 2"
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2]
+
+
+# ------------------------------------------------------------------ fit_batch, run_all, accuracy
+@pytest.mark.parametrize("sizes, wanted, got", [
+    (None, 8, 8), ([1, 4, 16], 4, 4), ([1, 4, 16], 8, 4), ([1, 4, 16], 64, 16), ([4, 16], 1, 4)])
+def test_fit_batch(sizes, wanted, got):
+    assert measure.fit_batch(FakePredictor(batch_sizes=sizes), wanted) == got
+
+
+def test_run_all_in_order_with_limit():
+    p = FakePredictor(logits_fn=lambda x: x[:, 0, 0, :1])   # logit 0 = the image's index
+    logits, labels, _ = measure.run_all(p, FakeData(n=11), batch_size=4, limit=7)
+    assert logits[:, 0].tolist() == list(range(7)) and labels.tolist() == list(range(7))
+    assert p.calls == [4, 3]
+
+
+def test_run_all_restricted_batch_sizes():
+    p = FakePredictor(batch_sizes=[1, 2])
+    logits, _, _ = measure.run_all(p, FakeData(n=5), batch_size=8)
+    assert len(logits) == 5 and set(p.calls) == {1, 2}
+
+
+def test_run_all_stops_after_the_batch_that_crosses_the_budget(clock):
+    p = FakePredictor(cost_s=0.010, clock=clock)
+    logits, labels, wall = measure.run_all(p, FakeData(n=20), batch_size=2, budget_s=0.025)
+    assert len(logits) == len(labels) == 6 and p.calls == [2, 2, 2]
+    assert wall == pytest.approx(0.030)
+
+
+def _ranked_logits(labels, ranks, n_classes=10):
+    """Logits where image i's label sits at rank ranks[i] (0 = highest)."""
+    out = np.zeros((len(labels), n_classes), np.float32)
+    for i, (y, r) in enumerate(zip(labels, ranks)):
+        order = [c for c in range(n_classes) if c != y]
+        order.insert(r, y)
+        out[i, order] = np.arange(n_classes, 0, -1)
+    return out
+
+
+def test_accuracy_top1_top5_on_known_logits():
+    labels = [3, 1, 4, 1, 5, 9, 2, 6, -1, 5]         # image 8 has no label
+    ranks = [0, 0, 1, 4, 5, 9, 0, 2, 0, 7]
+    table = _ranked_logits([max(y, 0) for y in labels], ranks)
+    p = FakePredictor(logits_fn=lambda x: table[x[:, 0, 0, 0].astype(int)])
+    data = FakeData(n=10, labels=labels, skipped=[{"path": "bad.jpg"}])
+    status, f, reason = measure.accuracy(p, data, _prof(accuracy_batch=4), null_monitor())
+    assert (status, reason) == ("ok", "")
+    # 9 labelled: rank 0 for images 0, 1, 6 -> 3/9; rank < 5 also for 2, 3, 7 -> 6/9
+    assert f["top1"] == round(100 * 3 / 9, 4) and f["top5"] == round(100 * 6 / 9, 4)
+    assert f["n_images"] == 10 and f["n_labelled"] == 9 and f["skipped_images"] == 1
+    assert f["batch_size"] == 4 and f["samples_per_s"] > 0
+
+
+def test_accuracy_without_labels_is_partial():
+    data = FakeData(n=4, labels=[-1] * 4)
+    status, f, reason = measure.accuracy(FakePredictor(), data, _prof(), null_monitor())
+    assert status == "partial" and f["top1"] is None and f["top5"] is None
+    assert "no labelled images" in reason
+
+
+def test_accuracy_partial_on_pass_budget(clock):
+    p = FakePredictor(cost_s=0.010, clock=clock)
+    status, f, reason = measure.accuracy(p, FakeData(n=20), _prof(accuracy_batch=2,
+                                                                  pass_budget_s=0.025),
+                                         null_monitor())
+    assert status == "partial" and f["n_images"] == 6 and "6 of 20 images" in reason
+
+
+def test_cold_start_calls_once():
+    p = FakePredictor()
+    assert measure.cold_start(p, FakeData().batch(0, 1)) >= 0 and p.calls == [1]

@@ -1,0 +1,75 @@
+"""The append-only result store: what is written is read back, a torn last line (a run
+killed mid-write) is ignored, and the latest record of a cell wins."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgebench import store
+
+
+def _rec(model="m", variant="v", task="latency", status="ok", device_id="", **kw) -> dict:
+    return {"model": model, "variant": variant, "task": task, "status": status,
+            "device_id": device_id, **kw}
+
+
+def test_append_then_read_round_trip(tmp_path):
+    p = tmp_path / "results.jsonl"
+    a, b = _rec(n=1), _rec(task="throughput", samples_per_s=2.5)
+    store.append(p, a)
+    store.append(p, b)
+    assert store.read(p) == [a, b]
+    assert p.read_text().count("\n") == 2
+
+
+def test_append_converts_numpy_and_paths(tmp_path):
+    p = tmp_path / "results.jsonl"
+    store.append(p, _rec(x=np.float32(1.5), n=np.int64(3), arr=np.arange(3), where=Path("/a/b")))
+    r = store.read(p)[0]
+    assert (r["x"], r["n"], r["arr"], r["where"]) == (1.5, 3, [0, 1, 2], "/a/b")
+
+
+def test_append_refuses_nan_and_unknown_types(tmp_path):
+    p = tmp_path / "results.jsonl"
+    with pytest.raises(ValueError):
+        store.append(p, _rec(x=float("nan")))
+    with pytest.raises(TypeError):
+        store.append(p, _rec(x=object()))
+    assert store.read(p) == []
+
+
+def test_read_missing_file_is_empty(tmp_path):
+    assert store.read(tmp_path / "nope.jsonl") == []
+
+
+def test_torn_last_line_and_blank_lines_are_ignored(tmp_path):
+    p = tmp_path / "results.jsonl"
+    store.append(p, _rec(n=1))
+    store.append(p, _rec(task="accuracy"))
+    with open(p, "a") as f:
+        f.write("\n   \n" + '{"model": "m", "variant": "v", "task": "thr')   # killed mid-write
+    recs = store.read(p)
+    assert [r["task"] for r in recs] == ["latency", "accuracy"]
+
+
+def test_latest_keeps_the_last_record_of_each_cell():
+    recs = [_rec(status="failed"), _rec(task="parity"), _rec(status="ok", n=2),
+            _rec(device_id="orin1", status="timeout")]
+    lat = store.latest(recs)
+    assert set(lat) == {("", "m", "v", "latency"), ("", "m", "v", "parity"),
+                        ("orin1", "m", "v", "latency")}
+    assert lat[("", "m", "v", "latency")]["n"] == 2
+    assert store.cell_key({"model": "m", "variant": "v", "task": "t"}) == ("", "m", "v", "t")
+
+
+def test_find_by_cell_and_device(tmp_path):
+    p = tmp_path / "results.jsonl"
+    for r in (_rec(status="failed"), _rec(device_id="orin1", n=7), _rec(status="ok", n=1)):
+        store.append(p, r)
+    recs = store.read(p)
+    assert store.find(recs, "m", "v", "latency")["n"] == 1
+    assert store.find(recs, "m", "v", "latency", "orin1")["n"] == 7
+    assert store.find(recs, "m", "v", "throughput") is None
+    assert store.find(recs, "m", "other", "latency") is None

@@ -1,0 +1,49 @@
+"""Helpers shared by the TVM tests (test_tvm*.py): the tiny model they build, the tuning
+command run as a subprocess, and the database's records."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL = "test_resnet"          # timm's tiny test network: 0.47 M parameters, 23 TVM tasks
+SIZE = (3, 64, 64)
+SIZE_ARG = "3x64x64"
+TOL = 1e-3                     # FP32 parity budget (DESIGN.md)
+
+
+def _spec(options=None):
+    from edgebench.models import make_spec
+
+    spec = make_spec(MODEL, "random-seed-0", options or {})
+    spec.input_size = SIZE
+    return spec
+
+
+def _torch_logits(spec, x):
+    import torch
+
+    with torch.inference_mode():
+        return spec.build()(torch.from_numpy(x)).numpy()
+
+
+def _cli(*args, timeout=420, env=None, **kw):
+    e = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "edgebench.tune", *args], cwd=REPO, env=e,
+                          capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def _records(db_dir: Path) -> list:
+    p = db_dir / "database_tuning_record.json"
+    if not p.is_file():
+        return []
+    return [json.loads(ln) for ln in p.read_text().splitlines() if ln.strip()]
+
+
+def _db_dir(tuning_dir: Path) -> Path:
+    found = list(tuning_dir.glob(f"llvm-*/{MODEL}-{SIZE_ARG}"))
+    assert len(found) == 1, f"expected one database under {tuning_dir}, found {found}"
+    return found[0]
