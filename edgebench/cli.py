@@ -21,6 +21,7 @@ T_START = time.perf_counter()     # the budget's total: from interpreter start, 
 
 from . import plan as planmod
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from .metrics import PARITY_DEFAULTS
 from .models import SEED_MODELS
 from .plan import ALL_TASKS, TASKS
 from .profiles import PROFILES
@@ -93,14 +94,14 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
                    help="run VARIANT's workers with another Python (e.g. a separate JAX venv); "
                         "repeatable")
     g = p.add_argument_group("parity thresholds")
-    g.add_argument("--parity-atol", type=float, default=1e-3,
-                   help="FP32 variants: largest allowed |logit difference| (default 1e-3)")
-    g.add_argument("--parity-min-top1", type=float, default=1.0,
-                   help="FP32 variants: least top-1 agreement (default 1.0)")
-    g.add_argument("--parity-reduced-min-top1", type=float, default=0.95,
-                   help="FP16/INT8 variants: least top-1 agreement (default 0.95)")
-    g.add_argument("--parity-reduced-min-top5", type=float, default=0.80,
-                   help="FP16/INT8 variants: least top-5 set agreement (default 0.80)")
+    g.add_argument("--parity-atol", type=float, default=PARITY_DEFAULTS["fp32_atol"],
+                   help=f"FP32 variants: largest allowed |logit difference| (default {PARITY_DEFAULTS['fp32_atol']:g})")
+    g.add_argument("--parity-min-top1", type=float, default=PARITY_DEFAULTS["fp32_min_top1"],
+                   help=f"FP32 variants: least top-1 agreement (default {PARITY_DEFAULTS['fp32_min_top1']:g})")
+    g.add_argument("--parity-reduced-min-top1", type=float, default=PARITY_DEFAULTS["reduced_min_top1"],
+                   help=f"FP16/INT8 variants: least top-1 agreement (default {PARITY_DEFAULTS['reduced_min_top1']:g})")
+    g.add_argument("--parity-reduced-min-top5", type=float, default=PARITY_DEFAULTS["reduced_min_top5"],
+                   help=f"FP16/INT8 variants: least top-5 set agreement (default {PARITY_DEFAULTS['reduced_min_top5']:g})")
     seen = set()
     for name in converters.names():
         conv = converters.get(name)

@@ -12,9 +12,20 @@ import numpy as np
 from converters.base import OutOfMemory
 
 from . import metrics
+from .store import RAW_KEY
 
 _OOM_WORDS = ("out of memory", "outofmemory", "failed to allocate", "cannot allocate",
               "bad_alloc", "resource_exhausted", "cuda_error_out_of_memory")
+
+
+# Per-call timings ride in a record under this key until the store moves them to the run's
+# sidecar file (edgebench.store.append), leaving a reference with their sha256.
+RAW = RAW_KEY
+
+
+def raw_ms(ms: np.ndarray) -> list[float]:
+    """Per-call milliseconds, to 0.1 us: what comparisons bootstrap from."""
+    return [round(float(v), 4) for v in ms]
 
 
 def is_oom(e: BaseException) -> bool:
@@ -69,7 +80,8 @@ def latency(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
         ms = timed_calls(predictor, x, cfg["min_count"], cfg["min_s"], cfg["max_s"])
         w.n_items = ms.size
     fields = {"batch_size": bs, "n": int(ms.size), "latency_ms": metrics.latency_summary(ms),
-              "warmup": cfg["warmup"], "window_s": round(w.t1 - w.t0, 3)}
+              "warmup": cfg["warmup"], "window_s": round(w.t1 - w.t0, 3),
+              RAW: {"latency_ms": raw_ms(ms)}}
     if ms.size < cfg["min_count"]:
         return "partial", fields, (f"{ms.size} of {cfg['min_count']} calls within the "
                                    f"{cfg['max_s']} s limit of this profile")
@@ -88,6 +100,7 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
         return next((s for s in sizes if s > b), cfg["max_batch"] + 1)
 
     by_batch: list[dict] = []
+    raw: dict[str, list] = {}
     start = time.perf_counter()
     status, reason, stop_reason = "ok", "", ""
     b, last_ok, best = (sizes[0] if sizes else 1), 0, 0.0
@@ -113,6 +126,7 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
                 continue
             break
         sps = b * ms.size / (ms.sum() / 1e3)
+        raw[str(b)] = raw_ms(ms)
         by_batch.append({"batch_size": b, "samples_per_s": round(sps, 3), "iters": int(ms.size),
                          "latency_ms_p50": round(float(np.median(ms)), 4),
                          "peak_rss_mb": round(peak, 1) if peak is not None else None})
@@ -137,7 +151,8 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
     metrics.batch_scaling(by_batch, ref_by_batch)
     top = max(by_batch, key=lambda r: r["samples_per_s"])
     return status, {"best_batch": top["batch_size"], "samples_per_s": top["samples_per_s"],
-                    "by_batch": by_batch, "stop_reason": stop_reason or reason}, reason
+                    "by_batch": by_batch, "stop_reason": stop_reason or reason,
+                    RAW: {"by_batch_ms": raw}}, reason
 
 
 def run_all(predictor, data, batch_size: int, limit: int | None = None,

@@ -55,9 +55,15 @@ def parity(ref: np.ndarray, out: np.ndarray) -> dict:
     }
 
 
+# The parity thresholds when nobody says otherwise (the CLI's --parity-* defaults).
+PARITY_DEFAULTS = {"fp32_atol": 1e-3, "fp32_min_top1": 1.0,
+                   "reduced_min_top1": 0.95, "reduced_min_top5": 0.80}
+
+
 def parity_verdict(p: dict, precision: str, thresholds: dict) -> tuple[bool, str]:
     """FP32: max_abs_diff <= atol and top-1 agreement >= min_top1 (1.0 by default).
     Reduced precision: judged on top-k agreement only."""
+    thresholds = {**PARITY_DEFAULTS, **thresholds}
     if p["non_finite"]:
         return False, f"{p['non_finite']} non-finite logits"
     if precision == "fp32":

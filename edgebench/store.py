@@ -2,30 +2,56 @@
 cell ends, so a killed run loses nothing already written."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Iterable
 
+from .util import json_default as _json_default
+
+
+RAW_KEY = "_raw_timings"              # where measure.py leaves per-call timings in a record
+RAW_FILE = "raw_timings.jsonl"        # the run's sidecar: one line per record that had them
+
 
 def append(path: Path, record: dict) -> None:
-    line = json.dumps(record, default=_json_default, allow_nan=False) + "\n"
+    """Append ``record`` to the JSONL store at ``path``. Per-call timings it carries go to
+    the sidecar first (``RAW_FILE`` beside it); the record keeps their file and sha256."""
+    raw = record.pop(RAW_KEY, None)
+    if raw:
+        side = {"model": record["model"], "variant": record["variant"], "task": record["task"],
+                "device_id": record.get("device_id", ""), "started_at": record.get("started_at"),
+                **raw}
+        text = json.dumps(side, separators=(",", ":"), allow_nan=False)
+        _append_line(Path(path).parent / RAW_FILE, text)
+        record["raw_timings"] = {"file": RAW_FILE,
+                                 "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    _append_line(path, json.dumps(record, default=_json_default, allow_nan=False))
+
+
+def _append_line(path: Path, text: str) -> None:
     with open(path, "a", encoding="utf-8") as f:
-        f.write(line)
+        f.write(text + "\n")
         f.flush()
         os.fsync(f.fileno())
 
 
-def _json_default(o):
-    import numpy as np
+def read_raw(run_dir: Path, record: dict) -> dict | None:
+    """The per-call timings behind ``record`` ({"latency_ms": [...]} or {"by_batch_ms":
+    {"1": [...], ...}}), checked against the sha256 the record holds; None without them."""
+    ref = record.get("raw_timings")
+    side = Path(run_dir) / (ref or {}).get("file", RAW_FILE)
+    if not ref or not side.is_file():
+        return None
+    with open(side, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line and hashlib.sha256(line.encode()).hexdigest() == ref["sha256"]:
+                return json.loads(line)
+    return None
 
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
 
 
 def read(path: Path) -> list[dict]:

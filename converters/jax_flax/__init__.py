@@ -73,6 +73,10 @@ class JaxFlaxConverter(Converter):
         xla_env.prepare()
         import jax
 
+        # XLA executables persist across cells and runs: a cell pays a compile only for a
+        # shape no earlier cell compiled (jit_compile_s then shows a cache read).
+        xla_cache = xla_env.use_compilation_cache(Path(cache) / "jax-xla")
+
         from . import store
         from .predictor import compile_forward, make_forward, shape_key
 
@@ -92,7 +96,7 @@ class JaxFlaxConverter(Converter):
         executable, compile_s = compile_forward(jax.jit(make_forward(ported.module)),
                                                 ported.params, input_shape)
         ported.executables[input_shape] = executable
-        meta = {**ported.meta, **xla_env.describe(),
+        meta = {**ported.meta, **xla_env.describe(), "xla_compilation_cache": xla_cache,
                 "jit_compile_s": {shape_key(input_shape): round(compile_s, 4)}}
         # convert_s = weight port (0 when cached) + this process's batch-1 XLA compile, as
         # pytorch-compile counts its compile; both parts stay in meta (port_s, jit_compile_s).

@@ -42,3 +42,14 @@ def describe() -> dict:
             "jax_backend": jax.default_backend(), "jax_platform": device.platform,
             "jax_device": getattr(device, "device_kind", str(device)),
             "jax_device_count": jax.device_count()}
+
+
+def use_compilation_cache(folder) -> str:
+    """JAX's persistent compilation cache in ``folder`` (every executable, however quick
+    to compile: a cell compiles several batch shapes). Returns the folder."""
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return str(folder)

@@ -1,0 +1,103 @@
+"""runner.Session with a null variant (tests/fake_variant.py) and the bundled sample: the
+worker is a function of the cell (the parity verdict and the reference sweep are passed in),
+plan-decided skips start no process, and each cell's process is its own in both isolation
+modes. Real worker processes, real records; small windows keep it fast."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from edgebench import runner, store
+from edgebench.cell import Cell, RunSettings
+from edgebench.data import resolve_source
+from edgebench.profiles import PROFILES
+from testlib import TINY, assert_records_valid
+
+FAST = copy.deepcopy(PROFILES["quick"])
+FAST.update(idle_s=0.0, pass_budget_s=None, cell_timeout=120)
+FAST["latency"].update(warmup=1, min_count=5, min_s=0.05, max_s=5.0)
+FAST["throughput"].update(max_batch=4, warmup=0, min_iters=2, min_s=0.05, budget_s=10.0)
+
+
+def _session(tmp_path, cache_dir, isolation="fork", **options) -> runner.Session:
+    settings = RunSettings(run_id="t", profile="quick", prof=FAST, cache_dir=str(cache_dir),
+                           options={"torch_device": "cpu", **options}, device={"kind": "cpu", "name": "test"},
+                           env={"EDGEBENCH_VARIANT_MODULES": "tests.fake_variant"})
+    s = runner.Session(settings, tmp_path / "logs", cell_timeout=120, isolation=isolation)
+    s.probe(["pytorch", "null"], {TINY: (3, 160, 160)})
+    s.prepare(TINY, resolve_source(None), "random", 0)
+    return s
+
+
+def test_parity_verdict_and_reference_sweep_reach_later_cells(tmp_path, cache_dir):
+    with _session(tmp_path, cache_dir) as s:
+        recs = [s.run(Cell(TINY, v, t)) for v, t in
+                [("pytorch", "throughput"), ("null", "parity"), ("null", "latency"),
+                 ("null", "throughput")]]
+    ref_tp, parity, lat, tp = recs
+    (tmp_path / "store").mkdir()
+    for r in recs:                           # as a run stores them: raw timings to the sidecar
+        store.append(tmp_path / "store" / "results.jsonl", r)
+    assert_records_valid(tmp_path / "store" / "results.jsonl")
+    assert ref_tp["status"] == "ok" and ref_tp["equivalent"] is True
+    assert parity["status"] == "failed" and parity["top1_agreement"] < 1.0
+    # the runner passed the verdict in; the worker read no results file (there is none)
+    assert not (tmp_path / "results.jsonl").exists()
+    assert lat["equivalent"] is False and lat["equivalence"] == parity["criterion"]
+    assert tp["equivalent"] is False
+    assert [r["batch_size"] for r in tp["by_batch"]] == [1, 2, 4]
+    assert all(r["bsr"] is not None for r in tp["by_batch"])      # from the reference sweep
+
+
+def test_unchecked_parity_is_said_and_records_get_raw_timings(tmp_path, cache_dir):
+    with _session(tmp_path, cache_dir) as s:
+        lat = s.run(Cell(TINY, "null", "latency"))
+    assert lat["equivalent"] is None and lat["equivalence"] == "parity not run"
+    out = tmp_path / "r"
+    out.mkdir()
+    store.append(out / "results.jsonl", lat)
+    raw = store.read_raw(out, store.read(out / "results.jsonl")[0])
+    assert raw["model"] == TINY and len(raw["latency_ms"]) == lat["n"] >= 5
+
+
+def test_plan_decided_skips_start_no_worker(tmp_path, cache_dir):
+    with _session(tmp_path, cache_dir, null_refuse=[TINY]) as s:
+        rec = s.run(Cell(TINY, "null", "latency"))
+        assert rec["status"] == "skipped" and rec["reason"] == f"null refuses {TINY}"
+    assert not (tmp_path / "logs" / f"{TINY}__null__latency.log").exists()
+    with _session(tmp_path / "b", cache_dir, null_unavailable="no null here") as s:
+        rec = s.run(Cell(TINY, "null", "parity"))
+    assert rec["status"] == "skipped" and rec["reason"] == "no null here"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
+def test_each_cell_has_its_own_process(tmp_path, cache_dir, isolation):
+    """A cell that leaks 300 MB leaves nothing behind: the next cell's baseline is as low
+    as the first one's, in both isolation modes."""
+    with _session(tmp_path, cache_dir, isolation, null_leak_mb=300) as s:
+        first = s.run(Cell(TINY, "null", "latency"))
+        second = s.run(Cell(TINY, "null", "latency"))
+    for r in (first, second):
+        assert r["status"] == "ok", r["reason"]
+        assert r["memory_mb"]["peak"] - r["memory_mb"]["process_start"] >= 250   # it leaked
+    assert second["memory_mb"]["process_start"] < first["memory_mb"]["process_start"] + 100
+
+
+def test_oom_step_down_in_a_real_worker(tmp_path, cache_dir):
+    with _session(tmp_path, cache_dir, null_oom_above=3) as s:
+        rec = s.run(Cell(TINY, "null", "throughput"))
+    assert rec["status"] == "ok"
+    assert [r["batch_size"] for r in rec["by_batch"]] == [1, 2, 3]
+    assert rec["stop_reason"].startswith("out of memory at batch 4")
+
+
+def test_status_rules():
+    recs = [{"model": "m", "variant": "v", "task": t, "status": s}
+            for t, s in (("latency", "failed"), ("latency", "ok"), ("parity", "timeout"),
+                         ("accuracy", "skipped"))]
+    assert runner.done_keys(recs) == {("", "m", "v", "latency")}
+    assert runner.exit_code(recs, {("", "m", "v", "latency")}) == 0
+    assert runner.exit_code(recs, {("", "m", "v", "parity")}) == 1
+    assert runner.exit_code(recs, {("", "m", "v", "throughput")}) == 0   # not run yet
