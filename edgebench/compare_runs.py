@@ -12,11 +12,14 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from . import compare_stats as cs
 from . import store
 from .errors import UsageError
 
 OK = ("ok", "partial")
+MEMORY_MIN_MIB = 10.0     # smaller memory changes are not called "changed"
 _VOLATILE = {"cur_khz", "cur_mhz", "current"}       # sampled clocks: differ on every read
 _SKIP = {"unavailable", "argv", "out", "resume", "reason", "description", "license",
          "jetson_clocks_basis", "jetpack_basis"}
@@ -236,11 +239,14 @@ def compare_pair(a: Run, b: Run, threshold: float, n_boot: int = cs.N_RESAMPLES,
         if (ra["status"] in OK) != (rb["status"] in OK):
             p.status.append({**base, "a": ra["status"], "b": rb["status"],
                              "reason": (rb if rb["status"] not in OK else ra).get("reason", "")})
+        if key[3] == "parity":            # a failed parity still has its figures: show them
+            _quality(p, base, ra, rb)
         if ra["status"] not in OK or rb["status"] not in OK:
             continue
         if key[3] in ("latency", "throughput"):
             _perf(p, key, ra, rb, threshold, n_boot, seed)
-        _quality(p, base, ra, rb)
+        if key[3] == "accuracy":
+            _quality(p, base, ra, rb)
         _resources(p, base, ra, rb, threshold)
     for var, (was_eq, now_not, why) in eq.items():
         if why or (was_eq and now_not):
@@ -261,7 +267,7 @@ def _perf(p: Pair, key, ra, rb, threshold, n_boot, seed) -> None:
         xa, xb = _raw_calls(raw_a, ra, bs, p.a), _raw_calls(raw_b, rb, bs, p.b)
         if xa is not None and xb is not None:
             r = cs.ratio_ci(xa, xb, n_boot, seed, key="|".join(map(str, (*key, bs))))
-            ma, mb = float(cs.np.median(xa)), float(cs.np.median(xb))
+            ma, mb = float(np.median(xa)), float(np.median(xb))
             note = cs.note(r, threshold)
         else:
             ma, mb = pa[bs], pb[bs]
@@ -295,6 +301,8 @@ def _resources(p: Pair, base, ra, rb, threshold) -> None:
         if not (_num(va) and _num(vb)):
             continue
         ratio = vb / va if va else None
+        big = ratio is not None and (ratio > 1 + threshold or ratio < 1 / (1 + threshold))
+        if metric.startswith("memory") and abs(vb - va) < MEMORY_MIN_MIB:
+            big = False                   # RSS sampling moves a few MiB between runs
         p.resources.append({**base, "metric": metric, "a": va, "b": vb, "ratio": ratio,
-                            "note": "changed" if ratio is not None and
-                            (ratio > 1 + threshold or ratio < 1 / (1 + threshold)) else ""})
+                            "note": "changed" if big else ""})

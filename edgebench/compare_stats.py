@@ -44,7 +44,7 @@ class Ratio:
     def has_ci(self) -> bool:
         return self.low is not None
 
-    def inverse(self) -> "Ratio":
+    def inverse(self) -> Ratio:
         """The same comparison as a rate (throughput): 1/ratio, interval flipped."""
         return Ratio(1.0 / self.point, None if self.high is None else 1.0 / self.high,
                      None if self.low is None else 1.0 / self.low, self.n_a, self.n_b)
@@ -52,7 +52,7 @@ class Ratio:
 
 def block_len(n: int) -> int:
     """Block length of the circular block bootstrap: about n^(1/3) calls (1 for n < 8)."""
-    return max(1, int(round(n ** (1.0 / 3.0)))) if n >= 8 else 1
+    return max(1, round(n ** (1.0 / 3.0))) if n >= 8 else 1
 
 
 def resampled_medians(x, n_boot: int, rng: np.random.Generator) -> np.ndarray:

@@ -200,7 +200,8 @@ def test_variant_runs_in_the_interpreter_given_by_python(tmp_path, cache_dir):
     probes = [json.loads(c)["variants"] for c in calls if c.startswith("{")]
     assert probes == [["onnxruntime"]], calls
     cell_calls = [c for c in calls if c.startswith("-m") and "--probe" not in c]
-    assert len(cell_calls) == 1 and "-m edgebench.worker" in cell_calls[0]   # one cell: ORT latency
+    # one cell (ORT latency), forked from that interpreter's own fork server
+    assert cell_calls == ["-m edgebench.forkserver"], calls
     recs = {r["variant"]: r for r in records(out)}
     assert_records_valid(out)
     assert recs["onnxruntime"]["status"] == "ok" and recs["pytorch"]["status"] == "ok"
