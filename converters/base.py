@@ -95,13 +95,12 @@ class Artifact:
             known = side.read_text().split()
             if len(known) == 2 and known[1] == stamp:
                 return known[0]
-        h = hashlib.sha256()
-        with open(self.path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
+        from edgebench.util import sha256_file
+
+        digest = sha256_file(self.path)
         with contextlib.suppress(OSError):
-            side.write_text(f"{h.hexdigest()} {stamp}\n")
-        return h.hexdigest()
+            side.write_text(f"{digest} {stamp}\n")
+        return digest
 
 
 class Predictor:
@@ -158,6 +157,11 @@ class Converter:
     def settle_options(self, options: dict) -> dict:
         """Options this variant settles on the machine that runs it (e.g. a device given as
         "auto"). Returns only the settled keys; the runner merges them into the run's options."""
+        return {}
+
+    def worker_env(self, options: dict, cache_dir: str) -> dict:
+        """Environment variables this variant needs in its worker processes before any
+        import (e.g. a compiler's cache folder). The machine's own settings win."""
         return {}
 
     def compute_device(self, options: dict) -> str:

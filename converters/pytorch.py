@@ -118,6 +118,14 @@ class PyTorchEager(Converter):
 class PyTorchCompile(PyTorchEager):
     name = "pytorch-compile"
     description = "torch.compile (inductor backend), FP32"
+    # inductor's import (~1.5 s) starts no thread or worker pool: those start at compile time
+    preload = ("torch", "torch._inductor", "torch._dynamo")
+
+    def worker_env(self, options: dict, cache_dir: str) -> dict:
+        # Inductor's FX-graph and AOTAutograd caches live with the run's other artifacts: the
+        # first cell of a model compiles, later cells (and later runs) read the kernels back.
+        # An environment variable, as inductor fixes its folder when it is first imported.
+        return {"TORCHINDUCTOR_CACHE_DIR": str(Path(cache_dir).resolve() / "inductor")}
 
     def available(self, options=None) -> Availability:
         base = super().available(options)
@@ -132,10 +140,6 @@ class PyTorchCompile(PyTorchEager):
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
         """Compile time is the real work: torch.compile is lazy, so compile here with one
         batch-1 call and count that call as conversion."""
-        # Inductor's FX-graph and AOTAutograd caches live with the run's other artifacts:
-        # the first cell of a model compiles, later cells (and later runs) read the kernels
-        # back. Set before inductor first asks for its cache folder.
-        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(cache).resolve() / "inductor"))
         import torch
         from torch._dynamo.utils import counters
 
@@ -154,7 +158,7 @@ class PyTorchCompile(PyTorchEager):
                         cached=hits > 0 and misses == 0,
                         meta={**art.meta, "compile_s": round(compile_s, 3),
                               "compile_mode": mode, "backend": "inductor",
-                              "inductor_cache": {"dir": os.environ["TORCHINDUCTOR_CACHE_DIR"],
+                              "inductor_cache": {"dir": os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
                                                  "fxgraph_hits": hits, "fxgraph_misses": misses},
                               "note": "JIT: every process traces the model again (dynamo); the "
                                       "kernels come from inductor's cache after the first "

@@ -208,6 +208,27 @@ def time_budget(total_s: float, records: list[dict], session_timings: dict,
     return {k: round(v, 1) for k, v in out.items()} | {"cells_run": len(records)}
 
 
+def _lock(out: Path):
+    """Hold ``out/.lock`` for the run: a second run on the same folder stops with a message
+    instead of interleaving its records with this one's. The kernel drops the lock when this
+    process ends, however it ends."""
+    import fcntl
+
+    f = open(out / ".lock", "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        who = f.read().strip() or "another process"
+        f.close()
+        raise UsageError(f"--out {out} is in use by another edgebench run ({who}); wait for it "
+                         "or choose another folder") from None
+    f.truncate(0)
+    f.write(f"pid {os.getpid()}\n")
+    f.flush()
+    return f
+
+
 def _out_dir(args) -> Path:
     out = Path(args.out or REPO_ROOT / "results" / f"run-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
     try:
@@ -239,7 +260,11 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
         parity_thresholds={"fp32_atol": args.parity_atol, "fp32_min_top1": args.parity_min_top1,
                            "reduced_min_top1": args.parity_reduced_min_top1,
                            "reduced_min_top5": args.parity_reduced_min_top5})
+    lock = _lock(out)
+    torn = store.repair(out / "results.jsonl") if args.resume else None
     prior_records = store.read(out / "results.jsonl") if args.resume else []
+    if torn:
+        print(f"edgebench: warning: {torn}", file=sys.stderr)
     session = runner.Session(settings, out / "logs", args.cell_timeout or prof["cell_timeout"],
                              pythons=checked["pythons"], records=prior_records,
                              isolation=args.isolation)
@@ -247,6 +272,7 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
         return _run_cells(args, checked, session, images, prior, out, title)
     finally:
         session.close()
+        lock.close()
 
 
 def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, title: str) -> int:
@@ -276,6 +302,7 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
 
     models_info: dict[str, dict] = dict(prior.get("models", {}))
     new_records: list[dict] = []
+    interrupted = False
     meta = {"run_id": run_id, "created_at": prior.get("created_at") or
             dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "argv": sys.argv, "config": {**{k: v for k, v in vars(args).items()}, "profile_settings": prof},
@@ -314,24 +341,36 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
             write_meta()
             for cell in todo:
                 progress.update(overall, description=f"{cell.model} · {cell.variant} · {cell.task}")
-                rec = session.run(cell)
+                try:
+                    rec = session.run(cell)    # Ctrl-C: the running cell's process group is killed
+                except KeyboardInterrupt:
+                    interrupted = True
+                    break
                 store.append(results_path, rec)
                 new_records.append(rec)
                 colour = {"ok": "green", "skipped": "yellow", "partial": "cyan"}.get(rec["status"], "red")
                 progress.console.print(f"  [{colour}]{rec['status']:8}[/] {cell.model} · {cell.variant} · "
                                        f"{cell.task}  {report.one_line(rec)}")
                 progress.advance(overall)
+            if interrupted:
+                break
         progress.update(overall, description="report")
     records = store.read(results_path)
     t_report = time.perf_counter()
     made = report.write_all(out, records, meta)
     meta["finished_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    meta["interrupted"] = interrupted
     meta["time_budget"] = time_budget(time.perf_counter() - T_START, new_records,
                                       session.timings, time.perf_counter() - t_report)
     write_meta()
     # report.md once more, now with the budget line (the plots and CSV stand as written)
     report.write_markdown(out / "report.md", report.summary_rows(records), records, meta, made)
     args.out = str(out)
+    if interrupted:
+        console.print(f"[yellow]interrupted[/]: the cell that was running was stopped; the report "
+                      f"covers the {len(new_records)} cells finished before it "
+                      f"({out / 'report.md'}). Continue with --resume --out {out}")
+        return EXIT_INTERRUPTED
     console.print(f"[bold]done[/]: {out / 'report.md'}")
     return runner.exit_code(records, {c.key(settings.device_id) for c in cells})
 

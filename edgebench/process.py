@@ -21,8 +21,11 @@ def worker_env(extra: dict | None = None) -> dict:
     env.setdefault("PYTHONUNBUFFERED", "1")
     # Weights were resolved (and downloaded, if at all) by the main process: never fetch here.
     env["HF_HUB_OFFLINE"] = "1"
+    from . import USER_ENV
+
     for k, v in (extra or {}).items():       # the machine's own setting wins
-        env.setdefault(k, str(v))
+        if k not in USER_ENV:
+            env[k] = str(v)
     return env
 
 

@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 
 from . import store
+from .cell import REFERENCE_VARIANT
 from .util import atomic_write_text
 
 OK_STATUSES = ("ok", "partial")
@@ -62,7 +63,7 @@ def summary_rows(records: list[dict]) -> list[dict]:
     for (dev, m, v), tasks in cells.items():
         par, acc, lat, thr = (tasks.get(t, {}) for t in ("parity", "accuracy", "latency", "throughput"))
         any_rec = next(iter(tasks.values()))
-        ref_lat = cells.get((dev, m, "pytorch"), {}).get("latency", {})
+        ref_lat = cells.get((dev, m, REFERENCE_VARIANT), {}).get("latency", {})
         p50 = (lat.get("latency_ms") or {}).get("p50") if lat.get("status") in OK_STATUSES else None
         ref_p50 = (ref_lat.get("latency_ms") or {}).get("p50") if ref_lat.get("status") in OK_STATUSES else None
         # Memory of the measuring tasks that ran: a parity or convert cell may also hold the

@@ -98,12 +98,14 @@ class Session:
                 for v in crashed:
                     res.update(self._probe([v], python, models, self.log_dir / f"probe__{v}.log"))
             self.probes.update(res)
-        settled = {}
+        settled, env = {}, {}
         for v in variants:
             settled.update(self.probes[v].get("settled", {}))
-        if settled:
-            self.settings = dataclasses.replace(
-                self.settings, options={**self.settings.options, **settled})
+            env.update(self.probes[v].get("worker_env", {}))
+        # The run's own env settings (a fleet config's) win over what a variant asks for.
+        self.settings = dataclasses.replace(
+            self.settings, options={**self.settings.options, **settled},
+            env={**env, **self.settings.env})
         self.timings["probe_s"] += round(time.perf_counter() - t, 3)
         return self.probes
 
@@ -111,6 +113,7 @@ class Session:
         with tempfile.TemporaryDirectory(prefix="edgebench-probe-") as td:
             req, res = Path(td) / "probe-in.json", Path(td) / "probe.json"
             req.write_text(json.dumps({"variants": variants, "options": self.settings.options,
+                                       "cache_dir": self.settings.cache_dir,
                                        "models": {m: list(s) for m, s in models.items()}}))
             rc, _ = spawn([python, "-m", "edgebench.worker", "--probe", str(req), str(res)],
                           log, PROBE_TIMEOUT_S, self.settings.env)

@@ -54,6 +54,35 @@ def read_raw(run_dir: Path, record: dict) -> dict | None:
 
 
 
+def repair(path: Path) -> str | None:
+    """Before appending to a store a killed run left behind: a last line cut off mid-write
+    (no newline) is moved to ``<name>.torn`` beside it and cut from the store, so the next
+    record starts on a line of its own. Returns a warning naming what was set aside."""
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    with open(path, "rb+") as f:
+        f.seek(0, os.SEEK_END)
+        end = f.tell()
+        f.seek(max(0, end - 1))
+        if f.read(1) == b"\n":
+            return None
+        f.seek(0)
+        data = f.read()
+        keep = data.rfind(b"\n") + 1
+        torn = data[keep:]
+        side = path.with_name(path.name + ".torn")
+        with open(side, "ab") as t:
+            t.write(torn + b"\n")
+            t.flush()
+            os.fsync(t.fileno())
+        f.truncate(keep)
+        f.flush()
+        os.fsync(f.fileno())
+    return (f"{path.name}: its last line was cut off mid-write ({len(torn)} bytes, a killed "
+            f"run); set aside in {side.name}, and that cell runs again")
+
+
 def read(path: Path) -> list[dict]:
     """All complete records; a torn last line (killed mid-write) is ignored."""
     if not Path(path).is_file():

@@ -60,7 +60,8 @@ def probe(request: dict, out: Path) -> None:
             res[variant] = {"ok": av.ok, "reason": av.reason, "versions": av.versions or {},
                             "precision": conv.precision, "description": conv.description,
                             "settled": settled, "compute_device": conv.compute_device(opts),
-                            "models": models}
+                            "models": models,
+                            "worker_env": conv.worker_env(opts, request.get("cache_dir", ""))}
         except Exception as e:  # noqa: BLE001
             res[variant] = {"ok": False, "reason": f"probe failed: {first_line(e, 500)}",
                             "versions": {}, "models": {}}

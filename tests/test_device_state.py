@@ -43,6 +43,20 @@ def test_l4t_and_jetpack_parsing():
     assert sysfs.parse_cudnn_header("#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 3\n#define CUDNN_PATCHLEVEL 0\n") == "9.3.0"
 
 
+def test_tensorrt_version_from_its_header_not_its_binding(tmp_path):
+    """JetPack installs TensorRT with apt; device state reads NvInferVersion.h (the form
+    TensorRT 10 ships), importing no Python binding."""
+    header = ("#define NV_TENSORRT_MAJOR 10 //!< TensorRT major version.\n"
+              "#define NV_TENSORRT_MINOR 3 //!< TensorRT minor version.\n"
+              "#define NV_TENSORRT_PATCH 0 //!< TensorRT patch version.\n"
+              "#define NV_TENSORRT_BUILD 30 //!< TensorRT build number.\n")
+    assert sysfs.parse_nvinfer_header(header) == "10.3.0"
+    assert sysfs.parse_nvinfer_header("#define NV_TENSORRT_MAJOR 10\n") is None
+    _write(tmp_path / "usr/include/aarch64-linux-gnu/NvInferVersion.h", header)
+    assert sysfs.nvinfer_version(str(tmp_path)) == "10.3.0"
+    assert sysfs.nvinfer_version(str(tmp_path / "nothing")) is None
+
+
 def test_sysfs_file_readers(tmp_path):
     _write(tmp_path / "sys/a", "32760 ma\n")
     _write(tmp_path / "sys/model", "NVIDIA Jetson\x00")

@@ -73,3 +73,17 @@ def test_find_by_cell_and_device(tmp_path):
     assert store.find(recs, "m", "v", "latency", "orin1")["n"] == 7
     assert store.find(recs, "m", "v", "throughput") is None
     assert store.find(recs, "m", "other", "latency") is None
+
+
+def test_raw_timings_go_to_the_sidecar_and_are_checked_by_hash(tmp_path):
+    path = tmp_path / "results.jsonl"
+    rec = {"model": "m", "variant": "v", "task": "latency", "status": "ok",
+           store.RAW_KEY: {"latency_ms": [1.5, 1.25, 2.0]}}
+    store.append(path, rec)
+    [back] = store.read(path)
+    assert store.RAW_KEY not in back and back["raw_timings"]["file"] == store.RAW_FILE
+    assert store.read_raw(tmp_path, back)["latency_ms"] == [1.5, 1.25, 2.0]
+    side = tmp_path / store.RAW_FILE
+    side.write_text(side.read_text().replace("1.25", "9.25"))    # tampered: not found
+    assert store.read_raw(tmp_path, back) is None
+    assert store.read_raw(tmp_path, {"model": "m"}) is None      # an old record without them

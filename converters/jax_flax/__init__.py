@@ -32,6 +32,7 @@ def _count(params: dict) -> int:
 @register
 class JaxFlaxConverter(Converter):
     name = "jax"
+    preload = ("converters.jax_flax._preload",)
     precision = "fp32"
     description = ("Flax re-implementation (NHWC) with weights ported from PyTorch, "
                    "BatchNorm folded, jax.jit; families: " + ", ".join(families.FAMILIES))
