@@ -16,6 +16,8 @@ from testlib import REPO, TINY, assert_records_valid, records, run_cli
 
 ARGS = ["--models", TINY, "--variants", "pytorch", "onnxruntime", "--tasks", "latency",
         "throughput", "--weights", "random"]
+LATENCY_ONLY = ["--models", TINY, "--variants", "pytorch", "onnxruntime", "--tasks", "latency",
+                "--weights", "random"]
 ALL = {(v, t) for v in ("pytorch", "onnxruntime") for t in ("latency", "throughput")}
 
 
@@ -37,14 +39,14 @@ def test_torn_last_record_is_set_aside_and_its_cell_runs_again(tmp_path, cache_d
     """What a SIGKILL during the append leaves: a last line without its end. --resume keeps
     the complete lines, moves the torn one to results.jsonl.torn, warns, and runs that cell."""
     out = tmp_path / "r"
-    res = run_cli("edgebench.full", *ARGS[:-4], "--tasks", "latency", "--weights", "random",
+    res = run_cli("edgebench.full", *LATENCY_ONLY,
                   "--out", str(out), "--cache-dir", str(cache_dir))
     assert res.returncode == 0, res.stderr[-2000:]
     path = out / "results.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     assert len(lines) == 2
     path.write_text(lines[0] + lines[1][: len(lines[1]) // 2])     # onnxruntime's line, torn
-    res = run_cli("edgebench.full", *ARGS[:-4], "--tasks", "latency", "--weights", "random",
+    res = run_cli("edgebench.full", *LATENCY_ONLY,
                   "--out", str(out), "--cache-dir", str(cache_dir), "--resume")
     assert res.returncode == 0, res.stderr[-2000:]
     assert "cut off mid-write" in res.stderr and "results.jsonl.torn" in res.stderr
