@@ -114,6 +114,13 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
     return p
 
 
+def parity_thresholds(args: argparse.Namespace) -> dict:
+    """The --parity-* flags under metrics.PARITY_DEFAULTS' names."""
+    return {"fp32_atol": args.parity_atol, "fp32_min_top1": args.parity_min_top1,
+            "reduced_min_top1": args.parity_reduced_min_top1,
+            "reduced_min_top5": args.parity_reduced_min_top5}
+
+
 def variant_options(args: argparse.Namespace) -> dict:
     """Every variant's own options by argparse dest name. Values such as "auto" stay as
     given: each variant settles them on the machine that runs its cells (the probe)."""
@@ -257,9 +264,7 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
     settings = RunSettings(
         run_id=run_id, profile=args.profile, prof=prof, cache_dir=str(Path(args.cache_dir)),
         options=variant_options(args), device=sysinfo.device(),
-        parity_thresholds={"fp32_atol": args.parity_atol, "fp32_min_top1": args.parity_min_top1,
-                           "reduced_min_top1": args.parity_reduced_min_top1,
-                           "reduced_min_top5": args.parity_reduced_min_top5})
+        parity_thresholds=parity_thresholds(args))
     lock = _lock(out)
     torn = store.repair(out / "results.jsonl") if args.resume else None
     prior_records = store.read(out / "results.jsonl") if args.resume else []
@@ -284,15 +289,14 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
     from .models import ModelError, data_config
 
     console = Console(stderr=True)
-    settings, run_id, prof = session.settings, session.settings.run_id, session.settings.prof
     results_path, run_json = out / "results.jsonl", out / "run.json"
-    prior_records = session.records
+    done = runner.done_keys(session.records)      # a resumed run's cells already ok
     probes = session.probe(checked["variants"],
                            {m: tuple(data_config(m)["input_size"]) for m in args.models})
     cells = planmod.build(args.models, checked["variants"], args.tasks,
                           reference_parity=session.reference_computes_off_cpu())
-    done = runner.done_keys(prior_records)
-    settings = session.settings        # with the options the variants settled
+    # the settings with the options the variants settled in their probes
+    settings, run_id, prof = session.settings, session.settings.run_id, session.settings.prof
 
     console.print(f"[bold]{title}[/] run {run_id} -> {out}  ({len(cells)} cells, profile "
                   f"{args.profile}, data: {images.name} {len(images)} images)")

@@ -122,13 +122,11 @@ def _check_profile_settings(over: dict, prof: dict, where: str, path: str = "") 
 
 def _defaults() -> tuple[dict, dict]:
     """The single-machine CLI's defaults: variant options and parity thresholds."""
-    from ..cli import build_parser, variant_options
+    from ..cli import build_parser, parity_thresholds, variant_options
 
     ns = build_parser().parse_args([])
     # Values such as "auto" stay as they are: each device's variants settle them there.
-    return variant_options(ns), {"fp32_atol": ns.parity_atol, "fp32_min_top1": ns.parity_min_top1,
-                                  "reduced_min_top1": ns.parity_reduced_min_top1,
-                                  "reduced_min_top5": ns.parity_reduced_min_top5}
+    return variant_options(ns), parity_thresholds(ns)
 
 
 def validate(raw: dict, source: str = "") -> FleetConfig:
