@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from testlib import TINY, assert_records_valid, records, run_cli
 
 EXAMPLE = {"EDGEBENCH_VARIANT_MODULES": "examples.torch_export_variant"}
 
 
+@pytest.mark.slow
 def test_example_variant_runs_end_to_end(tmp_path, cache_dir):
     out = tmp_path / "r"
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "torch-export",

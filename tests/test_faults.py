@@ -35,6 +35,7 @@ def _wait_for(out, n: int, timeout: float = 300) -> None:
     assert len(records(out)) >= n, "the run never got that far"
 
 
+@pytest.mark.slow
 def test_torn_last_record_is_set_aside_and_its_cell_runs_again(tmp_path, cache_dir):
     """What a SIGKILL during the append leaves: a last line without its end. --resume keeps
     the complete lines, moves the torn one to results.jsonl.torn, warns, and runs that cell."""

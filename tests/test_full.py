@@ -18,11 +18,12 @@ SCHEMA = json.loads((REPO / "edgebench" / "schema" / "results.schema.json").read
 
 
 @pytest.fixture(scope="module")
-def e2e(tmp_path_factory, wnid_folder, cache_dir):
+def e2e(tmp_path_factory, wnid_folder):
+    # A cache of its own: whether the first ONNX cell exports must not depend on test order.
     out = tmp_path_factory.mktemp("run") / "r"
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "onnxruntime",
                    "--data", str(wnid_folder), "--weights", "random", "--out", str(out),
-                   "--cache-dir", str(cache_dir))
+                   "--cache-dir", str(tmp_path_factory.mktemp("e2e-cache")))
     return proc, out
 
 

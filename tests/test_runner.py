@@ -30,6 +30,7 @@ def _session(tmp_path, cache_dir, isolation="fork", **options) -> runner.Session
     return s
 
 
+@pytest.mark.slow
 def test_parity_verdict_and_reference_sweep_reach_later_cells(tmp_path, cache_dir):
     with _session(tmp_path, cache_dir) as s:
         recs = [s.run(Cell(TINY, v, t)) for v, t in

@@ -135,15 +135,20 @@ def cuda_toolkit_version(root: str = "/") -> str | None:
                             " the driver's CUDA version, if any, is gpus[].cuda_driver")
 
 
-def cudnn_version(root: str = "/") -> str | None:
-    for pat in ("/usr/include/cudnn_version.h", "/usr/include/*/cudnn_version*.h",
-                "/usr/local/cuda/include/cudnn_version.h"):
+def _header_version(root: str, patterns: tuple, parse) -> str | None:
+    """The version ``parse`` finds in the first header matching ``patterns`` under ``root``."""
+    for pat in patterns:
         for path in sorted(glob.glob(path_in(root, pat))):
             with open(path) as f:
-                v = parse_cudnn_header(f.read())
+                v = parse(f.read())
             if v:
                 return v
     return None
+
+
+def cudnn_version(root: str = "/") -> str | None:
+    return _header_version(root, ("/usr/include/cudnn_version.h", "/usr/include/*/cudnn_version*.h",
+                                  "/usr/local/cuda/include/cudnn_version.h"), parse_cudnn_header)
 
 
 def parse_nvinfer_header(text: str) -> str | None:
@@ -154,14 +159,9 @@ def parse_nvinfer_header(text: str) -> str | None:
 def nvinfer_version(root: str = "/") -> str | None:
     """The system's TensorRT library (JetPack installs it with apt), from its header: a
     fact about the machine, read without importing any Python binding."""
-    for pat in ("/usr/include/NvInferVersion.h", "/usr/include/*/NvInferVersion.h",
-                "/usr/local/cuda/include/NvInferVersion.h", "/usr/src/tensorrt/include/NvInferVersion.h"):
-        for path in sorted(glob.glob(path_in(root, pat))):
-            with open(path) as f:
-                v = parse_nvinfer_header(f.read())
-            if v:
-                return v
-    return None
+    return _header_version(root, ("/usr/include/NvInferVersion.h", "/usr/include/*/NvInferVersion.h",
+                                  "/usr/local/cuda/include/NvInferVersion.h",
+                                  "/usr/src/tensorrt/include/NvInferVersion.h"), parse_nvinfer_header)
 
 
 def cpu_policies(root: str = "/") -> list[dict]:
