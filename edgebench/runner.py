@@ -215,9 +215,14 @@ class Session:
             python = self.pythons.get(cell.variant, sys.executable)
             started = new_record(cell, "failed")["started_at"]
             server = self._server(python)
+            rc = None
             if server is not None:
-                rc, wall = server.run([str(cfile), str(rfile)], log, self.cell_timeout)
-            else:
+                try:
+                    rc, wall = server.run([str(cfile), str(rfile)], log, self.cell_timeout)
+                except OSError:        # the server itself died (OOM killer?): spawn this cell
+                    server.close()
+                    server = None
+            if server is None:
                 rc, wall = spawn([python, "-m", "edgebench.worker", str(cfile), str(rfile)],
                                  log, self.cell_timeout, self.settings.env)
             if rc == 0 and rfile.is_file():

@@ -105,3 +105,17 @@ def test_status_rules():
     assert runner.exit_code(recs, {("", "m", "v", "latency")}) == 0
     assert runner.exit_code(recs, {("", "m", "v", "parity")}) == 1
     assert runner.exit_code(recs, {("", "m", "v", "throughput")}) == 0   # not run yet
+
+
+def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):
+    """The fork server killed between cells (as the OOM killer might): the next cell still
+    runs, in a new server, and nothing raises."""
+    import sys
+
+    with _session(tmp_path, cache_dir) as s:
+        assert s.run(Cell(TINY, "null", "latency"))["status"] == "ok"
+        first = s._servers[sys.executable]
+        first.proc.kill()
+        first.proc.wait()
+        assert s.run(Cell(TINY, "null", "latency"))["status"] == "ok"
+        assert s._servers[sys.executable] is not first and s._servers[sys.executable].alive()
