@@ -20,7 +20,7 @@ from pathlib import Path
 T_START = time.perf_counter()     # the budget's total: from interpreter start, nearly
 
 from . import plan as planmod
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, run_command
 from .metrics import PARITY_DEFAULTS
 from .models import SEED_MODELS
 from .plan import ALL_TASKS, TASKS
@@ -179,18 +179,8 @@ def validate(args) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        checked = validate(args)
-        return run(args, checked)
-    except UsageError as e:
-        print(f"edgebench: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("edgebench: interrupted; finished cells are in results.jsonl (use --resume)",
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
+    args = build_parser().parse_args(argv)
+    return run_command("edgebench", lambda: run(args, validate(args)))
 
 
 def time_budget(total_s: float, records: list[dict], session_timings: dict,

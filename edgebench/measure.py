@@ -18,13 +18,10 @@ _OOM_WORDS = ("out of memory", "outofmemory", "failed to allocate", "cannot allo
               "bad_alloc", "resource_exhausted", "cuda_error_out_of_memory")
 
 
-# Per-call timings ride in a record under this key until the store moves them to the run's
-# sidecar file (edgebench.store.append), leaving a reference with their sha256.
-RAW = RAW_KEY
-
 
 def raw_ms(ms: np.ndarray) -> list[float]:
-    """Per-call milliseconds, to 0.1 us: what comparisons bootstrap from."""
+    """Per-call milliseconds, to 0.1 us: what comparisons bootstrap from. They ride in the
+    record under ``store.RAW_KEY`` until ``store.append`` moves them to the run's sidecar."""
     return [round(float(v), 4) for v in ms]
 
 
@@ -81,7 +78,7 @@ def latency(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
         w.n_items = ms.size
     fields = {"batch_size": bs, "n": int(ms.size), "latency_ms": metrics.latency_summary(ms),
               "warmup": cfg["warmup"], "window_s": round(w.t1 - w.t0, 3),
-              RAW: {"latency_ms": raw_ms(ms)}}
+              RAW_KEY: {"latency_ms": raw_ms(ms)}}
     if ms.size < cfg["min_count"]:
         return "partial", fields, (f"{ms.size} of {cfg['min_count']} calls within the "
                                    f"{cfg['max_s']} s limit of this profile")
@@ -152,7 +149,7 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
     top = max(by_batch, key=lambda r: r["samples_per_s"])
     return status, {"best_batch": top["batch_size"], "samples_per_s": top["samples_per_s"],
                     "by_batch": by_batch, "stop_reason": stop_reason or reason,
-                    RAW: {"by_batch_ms": raw}}, reason
+                    RAW_KEY: {"by_batch_ms": raw}}, reason
 
 
 def run_all(predictor, data, batch_size: int, limit: int | None = None,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import store
-from .cell import Cell, ModelInputs, RunSettings, new_record
+from .cell import Cell, ModelInputs, RunSettings, new_record, now_iso
 from .errors import EXIT_CELLS_FAILED, EXIT_OK
 from .process import ForkServer, failure_reason, log_tail, spawn
 
@@ -213,7 +213,7 @@ class Session:
             cfile, rfile = Path(td) / "cell.json", Path(td) / "record.json"
             cfile.write_text(json.dumps(cell.to_json()))
             python = self.pythons.get(cell.variant, sys.executable)
-            started = new_record(cell, "failed")["started_at"]
+            started = now_iso()
             server = self._server(python)
             rc = None
             if server is not None:

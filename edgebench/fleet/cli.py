@@ -13,7 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
-from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from ..errors import EXIT_USAGE, UsageError, run_command
 
 INSTALL_HINT = "pip install 'edgebench[fleet]'"
 
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"edgebench fleet: error: Ray is not installed ({e}). The fleet runner needs it: "
               f"{INSTALL_HINT}", file=sys.stderr)
         return EXIT_USAGE
-    try:
+    def body() -> int:
         fcfg, prior = _load_config(args)
         if not args.address:
             if args.local_device:
@@ -133,13 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             args.out = str(REPO_ROOT / "results" /
                            f"fleet-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
         return run(args, fcfg, prior, console)
-    except UsageError as e:
-        print(f"edgebench fleet: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("edgebench fleet: interrupted; finished cells are in results.jsonl (use --resume)",
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
+
+    return run_command("edgebench fleet", body)
 
 
 def run(args, fcfg, prior_meta: dict, console) -> int:
