@@ -17,6 +17,11 @@ fi
 # torch first and pinned: an unpinned resolve would pull a different (multi-GB) build.
 .venv/bin/python -m pip install -q torch==2.14.1 torchvision==0.29.1
 .venv/bin/python -m pip install -q -e ".[${EXTRAS}]"
+# TensorRT's Python API for the type check of converters/tensorrt (TensorRT itself is not on
+# PyPI; the stubs' metadata asks for it, hence --no-deps).
+case ",$EXTRAS," in *,dev,*)
+  .venv/bin/python -m pip install -q --no-deps tensorrt-stubs==10.13.0.35.1 ;;
+esac
 
 # Optional: the aarch64 cross compiler lets `edgebench.tune --target jetson-agx-orin --export`
 # build the Orin's shared library on this machine. Without it that export is skipped with a reason.

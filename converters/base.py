@@ -10,7 +10,6 @@ device->host copy and synchronisation -- is inside the timed region.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -84,23 +83,13 @@ class Artifact:
     meta: dict = dataclasses.field(default_factory=dict)  # written into every record
 
     def sha256(self) -> Optional[str]:
-        """sha256 of the artifact file, remembered in a sidecar file so large artifacts are
-        hashed once, not once per cell."""
+        """sha256 of the artifact file. Its sidecar (``edgebench.cache_integrity``) remembers
+        it, so large artifacts are hashed once, not once per cell."""
         if not self.path or not os.path.isfile(self.path):
             return None
-        st = os.stat(self.path)
-        stamp = f"{st.st_size}:{st.st_mtime_ns}"
-        side = Path(self.path + ".sha256")
-        if side.is_file():
-            known = side.read_text().split()
-            if len(known) == 2 and known[1] == stamp:
-                return known[0]
-        from edgebench.util import sha256_file
+        from edgebench.cache_integrity import digest
 
-        digest = sha256_file(self.path)
-        with contextlib.suppress(OSError):
-            side.write_text(f"{digest} {stamp}\n")
-        return digest
+        return digest(self.path)
 
 
 class Predictor:
@@ -168,6 +157,12 @@ class Converter:
         """Where this variant computes with these options: "cpu", "cuda", ... The reference
         variant gets a parity cell of its own when it does not compute on the CPU."""
         return "cpu"
+
+    def check_options(self, options: dict) -> None:
+        """Refuse option values that cannot be right on any machine (a path that is not what
+        the option needs): raise ValueError naming the option. Runs in the main process
+        before anything starts, so it must not import the backend. What depends on the
+        machine (no GPU, backend not installed) is the probe's: status "skipped"."""
 
     def check_model(self, model: str, input_size: tuple, options: dict) -> Availability:
         """Can ``model`` run in this variant here? Cheap (no conversion): the plan records a

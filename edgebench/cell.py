@@ -31,6 +31,7 @@ class RunSettings:
     reference_variant: str = REFERENCE_VARIANT
     parity_thresholds: dict = dataclasses.field(default_factory=dict)
     env: dict = dataclasses.field(default_factory=dict)   # set in the worker's environment
+    memory_limit_mb: int | None = None  # address-space cap on each cell's process (RLIMIT_AS)
 
 
 @dataclasses.dataclass(frozen=True)

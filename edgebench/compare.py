@@ -19,7 +19,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .errors import EXIT_CELLS_FAILED, EXIT_OK, EXIT_USAGE, UsageError
+from .errors import (EXIT_CELLS_FAILED, EXIT_OK, ArgumentParser, UsageError, check_out_dir,
+                     make_out_dir, run_command)
 from .util import REPO_ROOT
 
 EPILOG = """\
@@ -43,14 +44,13 @@ example (CI gate against a stored baseline):
 """
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):           # one line, like every other bad input
-        self.exit(EXIT_USAGE, f"edgebench compare: error: {message}\n")
+NAME = "edgebench compare"     # the command in its messages ("edgebench compare: error: ...")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="python -m edgebench.compare", formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = ArgumentParser(
+        prog="python -m edgebench.compare", error_name=NAME,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=textwrap.fill(__doc__.split("\n\n")[1].replace("\n", " "), 92), epilog=EPILOG)
     p.add_argument("runs", nargs="+", metavar="RUN", help="run directories (with results.jsonl)")
     p.add_argument("--devices", nargs="+", metavar="ID",
@@ -173,6 +173,8 @@ def run(args) -> int:
     threshold = parse_threshold(args.threshold)
     if args.resamples < 100:
         raise UsageError(f"--resamples {args.resamples}: use at least 100")
+    if args.out:
+        check_out_dir("--out", args.out)
     runs, notes, device_mode = load_runs(args.runs, args.devices)
     pairs = []
     for a, b in make_pairs(runs, device_mode):
@@ -182,10 +184,7 @@ def run(args) -> int:
         pairs.append(p)
     out = Path(args.out) if args.out else \
         REPO_ROOT / "results" / f"compare-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}"
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {out}: cannot create it ({e.strerror})") from None
+    make_out_dir("--out", out)
     header = [*notes, (
         f"Threshold {threshold * 100:.3g}%: a cell is slower when the whole 95% CI of the ratio "
         f"of median call times lies above {1 + threshold:.3f} (faster: below "
@@ -207,11 +206,7 @@ def run(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return run(args)
-    except UsageError as e:
-        print(f"edgebench compare: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+    return run_command(NAME, lambda: run(args))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from . import compare_stats as cs
-from .compare_runs import OK, Pair, Run
+from .compare_runs import OK, Pair, Run, noise_pairs
 from .report_format import fmt, md_table
 from .util import atomic_write_text
 
@@ -120,6 +120,10 @@ def print_console(pairs: list[Pair], runs: list[Run], header: list[str], thresho
             con.print(f"  likely cause: {escape(line)}", highlight=False)
         if counts(p)["slower"] and not likely_causes(p):
             con.print(f"  likely cause: {NO_CAUSE}", highlight=False)
+        if p.noise:
+            con.print("  process noise (between-process sd, in the intervals): " + ", ".join(
+                f"{var} {100 * sd:.1f}% ({n} pairs)" for (_, var), (sd, n) in sorted(p.noise.items())),
+                highlight=False)
         c = counts(p)
         con.print(f"[bold]{p.a.label} -> {p.b.label}[/]: {c['slower']} slower, {c['faster']} faster, "
                   f"{c['same']} no significant change (threshold {threshold:.3g}%), "
@@ -127,6 +131,11 @@ def print_console(pairs: list[Pair], runs: list[Run], header: list[str], thresho
 
 
 # ----------------------------------------------------------------------------- markdown
+NOISE_TEXT = ("Process noise: how far one worker process's median sits from another's for the "
+              "same model, variant and batch size (each run measures batch 1 in its latency and "
+              "its throughput cell). The performance intervals include it (docs/compare.md).")
+
+
 def write_markdown(path: Path, pairs: list[Pair], runs: list[Run], header: list[str],
                    plots: list[Path], gate: str) -> None:
     lines = ["# edgebench compare", ""]
@@ -148,6 +157,11 @@ def write_markdown(path: Path, pairs: list[Pair], runs: list[Run], header: list[
     for p in pairs:
         lines += [f"## {p.a.label} -> {p.b.label}", "", f"{p.a.label}: `{p.a.name}`  ",
                   f"{p.b.label}: `{p.b.name}`", ""]
+        if p.noise:
+            lines += [NOISE_TEXT, "", md_table(
+                ["device", "variant", "pairs", "between-process sd"],
+                [[dev or "-", var, n, f"{100 * sd:.1f}%"]
+                 for (dev, var), (sd, n) in sorted(p.noise.items())]), ""]
         causes = likely_causes(p)
         if causes:
             lines += ["Likely causes of the slower cells (environment differences):", ""]
@@ -206,6 +220,10 @@ def write_csv(path: Path, pairs: list[Pair]) -> None:
                         "b": "present" if r["in"] == p.b.label else ""})
         for k, a, b in p.env:
             w.writerow({**base, "section": "environment", "metric": k, "a": a, "b": b})
+        for (dev, var), (sd, n) in sorted(p.noise.items()):
+            w.writerow({**base, "section": "process_noise", "device": dev, "variant": var,
+                        "metric": "between-process sd of ln(median ms)", "a": _num(sd),
+                        "note": f"from {n} pairs of batch-1 medians"})
     atomic_write_text(path, buf.getvalue())
 
 
@@ -223,6 +241,7 @@ def trend_series(runs: list[Run], n_boot: int, seed: int) -> dict[tuple, dict]:
     """(device, model, variant) -> {"latency": [(i, p50, lo, hi)], "throughput b=N": [...]}."""
     out: dict[tuple, dict] = {}
     for i, run in enumerate(runs):
+        sd = {k: cs.process_sd(v) for k, v in noise_pairs(run).items()}
         for key, rec in run.cells.items():
             if key[3] not in ("latency", "throughput") or rec["status"] not in OK:
                 continue
@@ -231,7 +250,8 @@ def trend_series(runs: list[Run], n_boot: int, seed: int) -> dict[tuple, dict]:
             if key[3] == "latency":
                 calls = (raw or {}).get("latency_ms")
                 if calls:
-                    med, lo, hi = cs.median_ci(calls, n_boot, seed, "|".join(key))
+                    med, lo, hi = cs.widen_median(*cs.median_ci(calls, n_boot, seed, "|".join(key)),
+                                                  sd.get((key[0], key[2])))
                 else:
                     lat = rec["latency_ms"]
                     med, lo, hi = lat["p50"], lat.get("ci95_low"), lat.get("ci95_high")
@@ -241,7 +261,9 @@ def trend_series(runs: list[Run], n_boot: int, seed: int) -> dict[tuple, dict]:
                 b = e["batch_size"]
                 calls = ((raw or {}).get("by_batch_ms") or {}).get(str(b))
                 if calls:
-                    med, lo, hi = cs.median_ci(calls, n_boot, seed, "|".join((*key, str(b))))
+                    med, lo, hi = cs.widen_median(
+                        *cs.median_ci(calls, n_boot, seed, "|".join((*key, str(b)))),
+                        sd.get((key[0], key[2])))
                 else:
                     med = e.get("latency_ms_p50") or b * 1000.0 / e["samples_per_s"]
                     lo = hi = None

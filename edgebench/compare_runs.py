@@ -187,6 +187,8 @@ class Pair:
     status: list[dict] = field(default_factory=list)      # ok <-> failed/skipped/timeout
     only: list[dict] = field(default_factory=list)        # cells in one run only
     env: list[tuple] = field(default_factory=list)
+    # (device, variant) -> (between-process sd of ln median, pairs it came from)
+    noise: dict = field(default_factory=dict)
 
     @property
     def matched(self) -> int:
@@ -217,9 +219,33 @@ def _base(key: tuple, rec: dict) -> dict:
     return {"device": key[0], "model": key[1], "variant": key[2], "task": key[3]}
 
 
+def noise_pairs(run: Run) -> dict[tuple, list[tuple[float, float]]]:
+    """(device, variant) -> pairs of batch-1 medians measured in two processes of ``run``:
+    its latency cell and its throughput cell's step at the same batch size, per model."""
+    out: dict[tuple, list] = {}
+    for (dev, model, variant, task), lat in run.cells.items():
+        tp = run.cells.get((dev, model, variant, "throughput"))
+        if task != "latency" or tp is None or lat["status"] not in OK or tp["status"] not in OK:
+            continue
+        at = _points(tp).get(lat["batch_size"])
+        if at is not None:
+            out.setdefault((dev, variant), []).append((_points(lat)[lat["batch_size"]], at))
+    return out
+
+
+def process_noise(a: Run, b: Run) -> dict[tuple, tuple[float, int]]:
+    """Between-process sd per (device, variant), from both runs' pairs (a real change between
+    the runs moves both halves of a pair alike, so it does not enter the estimate)."""
+    pairs: dict[tuple, list] = {}
+    for run in (a, b):
+        for k, v in noise_pairs(run).items():
+            pairs.setdefault(k, []).extend(v)
+    return {k: (cs.process_sd(v), len(v)) for k, v in pairs.items() if v}
+
+
 def compare_pair(a: Run, b: Run, threshold: float, n_boot: int = cs.N_RESAMPLES,
                  seed: int = 0) -> Pair:
-    p = Pair(a, b, env=env_diff(a.env(), b.env()))
+    p = Pair(a, b, env=env_diff(a.env(), b.env()), noise=process_noise(a, b))
     for key in [k for k in a.cells if k not in b.cells]:
         p.only.append({**_base(key, a.cells[key]), "batch_size": None, "in": a.label})
     for key in [k for k in b.cells if k not in a.cells]:
@@ -267,8 +293,13 @@ def _perf(p: Pair, key, ra, rb, threshold, n_boot, seed) -> None:
         xa, xb = _raw_calls(raw_a, ra, bs, p.a), _raw_calls(raw_b, rb, bs, p.b)
         if xa is not None and xb is not None:
             r = cs.ratio_ci(xa, xb, n_boot, seed, key="|".join(map(str, (*key, bs))))
+            sd = p.noise.get((key[0], key[2]), (None, 0))[0]
+            r = cs.widen(r, sd)
             ma, mb = float(np.median(xa)), float(np.median(xb))
             note = cs.note(r, threshold)
+            if sd is None:
+                note = "; ".join(x for x in (note, "process noise unknown (no latency and "
+                                             "throughput cells of one model)") if x)
         else:
             ma, mb = pa[bs], pb[bs]
             r = cs.Ratio(mb / ma)

@@ -3,6 +3,8 @@ ratio of medians from per-call timings, and the verdict rule.
 
 - ``ratio_ci``     median(b)/median(a) with a 95% circular-block-bootstrap interval
 - ``median_ci``    one sample's median with its interval (trend plots)
+- ``process_sd``   how much a median moves from one worker process to the next
+- ``widen``        a ratio's interval, widened by that between-process noise
 - ``verdict``      faster / slower / no significant change, at a minimum effect size
 
 Everything is on the *time per call* ratio B/A (> 1: B takes longer). Throughput at a batch
@@ -12,14 +14,20 @@ the inverse interval; one rule serves both.
 Why a block bootstrap: calls of one run are not independent (clock and cache state drift over
 seconds), so resampling single calls gives an interval that is too narrow. Resampling runs of
 ``block_len(n)`` consecutive calls (circular, n^(1/3) calls a block) keeps short-range
-dependence. Neither captures a shift of a whole run (machine state between runs): that is what
-the minimum effect size (``--threshold``) is for, and why "slower" needs the whole interval
-beyond it, not just beyond 1.
+dependence. Neither captures that each cell is measured in its own process, and that a
+process's median can sit several per cent (on a shared 2-vCPU VM, tens of per cent) from the
+next one's: memory placement, thread start-up, the machine's state in that second
+(experiments/compare-noise). One run measures batch 1 twice per model and variant, in two
+processes (the latency cell and the throughput cell's batch-1 step), so each run carries a
+sample of that noise: ``process_sd`` estimates it per variant from both runs' pairs, and
+``widen`` adds it to the bootstrap interval. The minimum effect size (``--threshold``) then
+asks for a change worth acting on, and "slower" needs the whole interval beyond it.
 """
 from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -102,6 +110,45 @@ def median_ci(x, n_boot: int = N_RESAMPLES, seed: int = 0, key: str = "",
     lo, hi = np.quantile(resampled_medians(x, n_boot, _rng(seed, key)),
                          [(1 - level) / 2, (1 + level) / 2])
     return med, float(lo), float(hi)
+
+
+def process_sd(pairs: list[tuple[float, float]]) -> float | None:
+    """The standard deviation of ln(median per-call time) between two worker processes of a
+    run, from pairs of medians of the same model, variant and batch size measured in two
+    processes: d = ln(m1/m2) has variance 2*sd^2, so sd^2 = mean(d^2)/2. Uncentred on
+    purpose: a steady gap between the two tasks' conditions counts as noise (it errs toward
+    "no significant change"). None without pairs."""
+    d = [np.log(m1 / m2) for m1, m2 in pairs if m1 > 0 and m2 > 0]
+    if not d:
+        return None
+    return float(np.sqrt(np.mean(np.square(d)) / 2.0))
+
+
+def widen(r: Ratio, sd: float | None, level: float = LEVEL) -> Ratio:
+    """``r`` with its interval widened by between-process noise of ``sd`` per side (each
+    side's median sits in one process: the ratio moves by sqrt(2)*sd on the log scale). The
+    bootstrap half-widths and the process term add in quadrature on the log scale (normal
+    approximation), each side of the point separately."""
+    if not r.has_ci or not sd:
+        return r
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    extra = (z * np.sqrt(2.0) * sd) ** 2
+    lp = np.log(r.point)
+    lo = lp - np.sqrt((lp - np.log(r.low)) ** 2 + extra)
+    hi = lp + np.sqrt((np.log(r.high) - lp) ** 2 + extra)
+    return Ratio(r.point, float(np.exp(lo)), float(np.exp(hi)), r.n_a, r.n_b)
+
+
+def widen_median(med: float, lo: float | None, hi: float | None, sd: float | None,
+                 level: float = LEVEL) -> tuple[float, float | None, float | None]:
+    """One run's median interval widened by its between-process sd (a trend point: one
+    process), as ``widen`` does for a ratio."""
+    if lo is None or hi is None or not sd:
+        return med, lo, hi
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    lm = np.log(med)
+    return (med, float(np.exp(lm - np.sqrt((lm - np.log(lo)) ** 2 + (z * sd) ** 2))),
+            float(np.exp(lm + np.sqrt((np.log(hi) - lm) ** 2 + (z * sd) ** 2))))
 
 
 def verdict(r: Ratio, threshold: float) -> str:

@@ -48,6 +48,24 @@ def _preload() -> list[str]:
     return done
 
 
+_LAYOUT_PADS: list = []
+
+
+def _own_layout() -> None:
+    """Give this child a memory layout of its own, as an exec'd process gets from ASLR.
+    Forked children of one server would otherwise place the model and its buffers at the same
+    addresses, so a layout that happens to be slow (or fast) is shared by every cell of a run
+    and two runs differ by more than their cells suggest (experiments/compare-noise). A random
+    number of untouched pages (address space, no memory) shifts later mappings, and a random
+    small block shifts the heap."""
+    import mmap
+    import random
+
+    rng = random.SystemRandom()
+    _LAYOUT_PADS.append(mmap.mmap(-1, rng.randrange(1, 1024) * mmap.PAGESIZE))
+    _LAYOUT_PADS.append(bytearray(rng.randrange(16, 1 << 16)))
+
+
 def _child(argv: list[str], log: str) -> None:
     """In the forked child: own session, output to the cell's log, then the worker."""
     code = 1
@@ -62,6 +80,7 @@ def _child(argv: list[str], log: str) -> None:
         os.close(null)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _own_layout()
         from edgebench import worker
 
         code = worker.main(argv)

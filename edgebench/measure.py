@@ -13,6 +13,7 @@ from converters.base import OutOfMemory
 
 from . import metrics
 from .store import RAW_KEY
+from .telemetry.maths import sig
 
 _OOM_WORDS = ("out of memory", "outofmemory", "failed to allocate", "cannot allocate",
               "bad_alloc", "resource_exhausted", "cuda_error_out_of_memory")
@@ -75,7 +76,8 @@ def latency(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
         predictor(x)
     with monitor.window() as w:
         ms = timed_calls(predictor, x, cfg["min_count"], cfg["min_s"], cfg["max_s"])
-        w.n_items = ms.size
+        w.n_items = ms.size * bs
+    monitor.figure_window = w       # the record's power and energy: this window alone
     fields = {"batch_size": bs, "n": int(ms.size), "latency_ms": metrics.latency_summary(ms),
               "warmup": cfg["warmup"], "window_s": round(w.t1 - w.t0, 3),
               RAW_KEY: {"latency_ms": raw_ms(ms)}}
@@ -85,9 +87,35 @@ def latency(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
     return "ok", fields, ""
 
 
-def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple[str, dict, str]:
+# The max-batch search stops on gain only after this many steps in a row each fail to beat
+# the best throughput so far by the profile's ``min_gain``. One step is not enough: a single
+# noisy window (a GC pause, another process, a clock change) would end the search below the
+# batch the study means by "max-batch throughput". Two in a row is where throughput has
+# clearly stopped rising; on the doubling ladder it costs at most one batch size more than a
+# one-step rule, and a step that does beat the best resets the count.
+FLAT_STEPS_TO_STOP = 2
+
+
+def _window_fields(monitor, w) -> dict:
+    """Memory and power of one batch size's timed window, for its ``by_batch`` entry: the
+    energy is net power x this window's length / the samples timed in it (None without a
+    power sensor, never estimated)."""
+    out = monitor.window_memory(w)
+    p = monitor.window_power(w) or {}
+    out.update(window_s=sig(w.t1 - w.t0), power_mean_w=sig(p.get("mean")),
+               power_net_w=sig(p.get("net")), energy_mj_per_sample=sig(p.get("energy_mj_per_sample")))
+    return out
+
+
+def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None,
+               on_step=None) -> tuple[str, dict, str]:
     """Max-batch search: 1, 2, 4, ... until OOM, the profile's cap, the time budget, or the
-    gain stops; on OOM one step down halfway between the last good batch and the failed one."""
+    gain has stopped (``FLAT_STEPS_TO_STOP`` steps in a row); on OOM one step down halfway
+    between the last good batch and the failed one.
+
+    ``on_step(fields)``, when given, is called after each batch size with the record's
+    fields as measured so far (the worker writes them to disk: a worker killed later, e.g.
+    by the OOM killer, still leaves the sizes it measured)."""
     cfg = prof["throughput"]
     sizes = predictor.batch_sizes   # None: doubling; else only the sizes it can run (sorted)
 
@@ -97,10 +125,21 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
         return next((s for s in sizes if s > b), cfg["max_batch"] + 1)
 
     by_batch: list[dict] = []
+    windows: list = []
     raw: dict[str, list] = {}
+
+    def result(stop: str) -> dict:
+        metrics.batch_scaling(by_batch, ref_by_batch)
+        i = max(range(len(by_batch)), key=lambda k: by_batch[k]["samples_per_s"])
+        monitor.figure_window = windows[i]    # the record's power/energy: the best batch's
+        top = by_batch[i]
+        return {"best_batch": top["batch_size"], "samples_per_s": top["samples_per_s"],
+                "by_batch": by_batch, "stop_reason": stop,
+                RAW_KEY: {"by_batch_ms": raw}}
+
     start = time.perf_counter()
     status, reason, stop_reason = "ok", "", ""
-    b, last_ok, best = (sizes[0] if sizes else 1), 0, 0.0
+    b, last_ok, best, flat = (sizes[0] if sizes else 1), 0, 0.0, 0
     tried_down = False
     while b <= cfg["max_batch"]:
         x = data.tiled(b)
@@ -108,10 +147,8 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
             for _ in range(cfg["warmup"]):
                 predictor(x)
             with monitor.window() as w:
-                mark = len(monitor.rss)
                 ms = timed_calls(predictor, x, cfg["min_iters"], cfg["min_s"], 10 * cfg["min_s"])
                 w.n_items = ms.size * b
-            peak = max((v for _, v in monitor.rss[mark:]), default=None)
         except Exception as e:  # noqa: BLE001
             if not is_oom(e):
                 raise
@@ -126,15 +163,19 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
         raw[str(b)] = raw_ms(ms)
         by_batch.append({"batch_size": b, "samples_per_s": round(sps, 3), "iters": int(ms.size),
                          "latency_ms_p50": round(float(np.median(ms)), 4),
-                         "peak_rss_mb": round(peak, 1) if peak is not None else None})
+                         **_window_fields(monitor, w)})
+        windows.append(w)
         last_ok = b
+        if on_step is not None:
+            on_step(result(f"the search had not ended after batch {b}"))
         if tried_down:
             break
-        if sps < best * cfg["min_gain"]:
-            stop_reason = f"gain stopped at batch {b} (< {cfg['min_gain']:g}x the best so far)"
-            best = max(best, sps)
-            break
+        flat = flat + 1 if sps < best * cfg["min_gain"] else 0
         best = max(best, sps)
+        if flat >= FLAT_STEPS_TO_STOP:
+            stop_reason = (f"gain stopped at batch {b} ({flat} steps in a row < "
+                           f"{cfg['min_gain']:g}x the best so far)")
+            break
         if time.perf_counter() - start > cfg["budget_s"]:
             status, reason = "partial", f"time budget {cfg['budget_s']:g} s reached after batch {b}"
             break
@@ -145,11 +186,7 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None) -> tuple
                        else f"largest batch size the variant was built for ({sizes[-1]}) reached")
     if not by_batch:
         return "failed", {"by_batch": []}, stop_reason or "no batch size ran"
-    metrics.batch_scaling(by_batch, ref_by_batch)
-    top = max(by_batch, key=lambda r: r["samples_per_s"])
-    return status, {"best_batch": top["batch_size"], "samples_per_s": top["samples_per_s"],
-                    "by_batch": by_batch, "stop_reason": stop_reason or reason,
-                    RAW_KEY: {"by_batch_ms": raw}}, reason
+    return status, result(stop_reason or reason), reason
 
 
 def run_all(predictor, data, batch_size: int, limit: int | None = None,
@@ -175,6 +212,7 @@ def accuracy(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
     with monitor.window() as w:
         logits, labels, wall = run_all(predictor, data, bs, budget_s=prof.get("pass_budget_s"))
         w.n_items = len(labels)
+    monitor.figure_window = w
     known = labels >= 0
     fields = {"n_images": int(len(labels)), "n_labelled": int(known.sum()),
               "skipped_images": len(data.skipped), "batch_size": bs,

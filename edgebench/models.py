@@ -156,17 +156,95 @@ def resolve_weights(name: str, policy: str, seed: int = DEFAULT_SEED) -> tuple[s
     return f"random-seed-{seed}", f"pretrained weights unavailable ({why}); seeded random weights"
 
 
+def check_pretrained(name: str) -> None:
+    """``--weights pretrained``, checked before anything runs: the weights are cached or the
+    hub is reachable (a download can still fail later; that is said then). ModelError if not."""
+    if not _pretrained_cached(name) and not _hub_reachable():
+        raise ModelError(f"--weights pretrained: no pretrained weights for '{name}' (not cached "
+                         "and the weights hub is unreachable); use --weights auto or random")
+
+
+def _state_dict(obj) -> dict:
+    """The state dict a loaded checkpoint holds: itself, or the dict under "state_dict",
+    "model" or "state_dict_ema"; a DataParallel "module." prefix dropped."""
+    if isinstance(obj, dict):
+        for k in ("state_dict", "model", "state_dict_ema"):
+            if k in obj and isinstance(obj[k], dict):
+                obj = obj[k]
+                break
+    if not isinstance(obj, dict):
+        raise ModelError(f"holds a {type(obj).__name__}, not a state dict")
+    return {str(k).removeprefix("module."): v for k, v in obj.items()}
+
+
 def _load_checkpoint(model, path: str) -> None:
     import torch
 
-    sd = torch.load(path, map_location="cpu", weights_only=True)
-    if isinstance(sd, dict):
-        for k in ("state_dict", "model", "state_dict_ema"):
-            if k in sd and isinstance(sd[k], dict):
-                sd = sd[k]
-                break
-    sd = {k.removeprefix("module."): v for k, v in sd.items()}
+    sd = _state_dict(torch.load(path, map_location="cpu", weights_only=True))
     model.load_state_dict(sd)
+
+
+def _load_failure(e: Exception) -> str:
+    """Why torch.load(weights_only=True) refused a file, in one line."""
+    import re
+
+    text = str(e)
+    if "Weights only load failed" in text:
+        m = re.search(r"Unsupported global: GLOBAL (\S+)", text)
+        what = f" (it pickles {m.group(1)})" if m else ""
+        return ("holds Python objects besides tensors, which torch.load(weights_only=True) "
+                f"refuses to unpickle{what}; save model.state_dict() instead")
+    why = re.sub(r"\x1b\[[0-9;]*m", "", (text.strip().splitlines() or [""])[0])[:200]
+    return ("not a PyTorch checkpoint torch.load(weights_only=True) can read: truncated, "
+            f"corrupt or another kind of file ({type(e).__name__}: {why})")
+
+
+def check_checkpoint(path: str, names: list[str]) -> None:
+    """Check, before anything runs, that ``path`` is a checkpoint every model in ``names``
+    can load: torch.load(weights_only=True) reads it (the way the workers will), it holds
+    a state dict of tensors, and its names and shapes are the model's (the model is built
+    on the meta device: no memory, no weights). Raise ModelError naming the file and why."""
+    import zipfile
+
+    import torch
+
+    p = Path(path).expanduser()
+    where = f"--weights {path}"
+    if not p.exists():
+        raise ModelError(f"{where}: no such checkpoint file (expected auto, pretrained, random "
+                         "or a path to a checkpoint file)")
+    if p.is_dir():
+        raise ModelError(f"{where}: is a folder, not a checkpoint file")
+    try:
+        # A zip checkpoint (torch.save's format) maps its tensors instead of reading them.
+        mmap = zipfile.is_zipfile(p)
+        obj = torch.load(p, map_location="cpu", weights_only=True, mmap=mmap)
+    except Exception as e:  # noqa: BLE001 - whatever torch says, it is not a checkpoint
+        raise ModelError(f"{where}: {_load_failure(e)}") from None
+    try:
+        sd = _state_dict(obj)
+    except ModelError as e:
+        raise ModelError(f"{where}: {e}") from None
+    bad = [k for k, v in sd.items() if not isinstance(v, torch.Tensor)]
+    if bad:
+        raise ModelError(f"{where}: not a state dict of tensors ({bad[0]!r} is a "
+                         f"{type(sd[bad[0]]).__name__})")
+    for name in names:
+        with torch.device("meta"):
+            want = {k: tuple(v.shape) for k, v in _build_raw(name, pretrained=False)
+                    .state_dict().items()}
+        missing = [k for k in want if k not in sd]
+        extra = [k for k in sd if k not in want]
+        shape = [f"{k} {tuple(sd[k].shape)} vs {want[k]}" for k in want
+                 if k in sd and tuple(sd[k].shape) != want[k]]
+        if missing or extra or shape:
+            def few(xs):
+                return ", ".join(xs[:3]) + (f" (+{len(xs) - 3} more)" if len(xs) > 3 else "")
+            parts = ([f"{len(missing)} missing keys: {few(missing)}"] if missing else []) + \
+                    ([f"{len(extra)} unexpected keys: {few(extra)}"] if extra else []) + \
+                    ([f"{len(shape)} shapes differ (checkpoint vs model): {few(shape)}"]
+                     if shape else [])
+            raise ModelError(f"{where}: not a checkpoint of {name}: " + "; ".join(parts))
 
 
 def build_model(name: str, weights: str):

@@ -8,27 +8,28 @@ import sys
 from pathlib import Path
 
 from . import cli, store
-from .errors import EXIT_USAGE, UsageError
+from .errors import run_command
+
+PROG = "edgebench parity"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = cli.build_parser(
-        prog="python -m edgebench.parity", default_tasks=("parity",),
+        prog="python -m edgebench.parity", default_tasks=("parity",), name=PROG,
         description="Check that each variant computes the same thing as PyTorch FP32 on the same "
                     "preprocessed images: top-1/top-5 agreement, max/mean |logit difference|, "
                     "minimum cosine similarity. FP32 variants pass at max_abs_diff <= --parity-atol "
                     "and full top-1 agreement; reduced-precision variants on top-k agreement.")
     args = parser.parse_args(argv)
     args.tasks = ["parity"]
-    try:
-        checked = cli.validate(args)
-        rc = cli.run(args, checked, title="edgebench parity")
-    except UsageError as e:
-        print(f"edgebench: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    out = Path(args.out)  # cli.run sets it to the run directory it used
-    print_table(store.read(out / "results.jsonl"))
-    return rc
+
+    def body() -> int:
+        rc = cli.run(args, cli.validate(args), title=PROG)
+        out = Path(args.out)  # cli.run sets it to the run directory it used
+        print_table(store.read(out / "results.jsonl"))
+        return rc
+
+    return run_command(PROG, body)
 
 
 def print_table(records: list[dict]) -> None:

@@ -1,5 +1,6 @@
-"""PNG plots in the spirit of the study's figures: latency per model (log scale), throughput
-against batch size, memory against batch size."""
+"""PNG plots in the spirit of the study's figures: latency per model (log scale), and against
+batch size: throughput, process and system memory, power and energy per sample (each batch
+size over its own timed window; made only where a power sensor gave figures)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -55,7 +56,8 @@ def latency_plot(path: Path, records: list[dict]) -> bool:
 
 
 def _by_batch_plot(path: Path, records: list[dict], key: str, ylabel: str, title: str) -> bool:
-    recs = [r for r in _ok(records, "throughput") if r.get("by_batch")]
+    recs = [r for r in _ok(records, "throughput")
+            if any(b.get(key) is not None for b in r.get("by_batch") or [])]
     if not recs:
         return False
     plt = _mpl()
@@ -92,4 +94,15 @@ def make_all(folder: Path, records: list[dict]) -> list[str]:
     if _by_batch_plot(folder / "memory.png", records, "peak_rss_mb", "peak process RSS, MB",
                       "Memory against batch size"):
         made.append("memory.png")
+    if _by_batch_plot(folder / "system_memory.png", records, "system_memory_mean_mb",
+                      "system used memory, MB (mean)",
+                      "System memory against batch size (system-wide, as the study's)"):
+        made.append("system_memory.png")
+    if _by_batch_plot(folder / "energy.png", records, "energy_mj_per_sample",
+                      "net energy, mJ/sample",
+                      "Energy per sample against batch size (each over its own window)"):
+        made.append("energy.png")
+    if _by_batch_plot(folder / "power.png", records, "power_mean_w", "mean power, W",
+                      "Power against batch size (timed window)"):
+        made.append("power.png")
     return made

@@ -75,6 +75,28 @@ def failure_reason(rc: int | None, timeout: float, log: Path) -> tuple[str, str]
     return "failed", f"worker exited with code {rc} without a result; log: {log_tail(log)}"
 
 
+def partial_path(record_path: Path) -> Path:
+    """Where a worker writing its record to ``record_path`` keeps the record as measured so
+    far (the throughput search rewrites it after each batch size)."""
+    return Path(record_path).with_suffix(".partial.json")
+
+
+def partial_record(record_path: Path, reason: str) -> dict | None:
+    """For a worker that ended without its record (``reason`` from ``failure_reason``): the
+    record it had written as far as it got, now ``partial``, its reason saying why the worker
+    ended and what it had measured; None if it wrote none."""
+    try:
+        rec = json.loads(partial_path(record_path).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or not rec.get("by_batch"):
+        return None
+    sizes = ", ".join(str(b.get("batch_size")) for b in rec["by_batch"])
+    rec.update(status="partial", reason=f"{reason} (after batch sizes {sizes} were measured: "
+                                        f"their figures are kept)")
+    return rec
+
+
 class ForkServer:
     """Client of ``python -m edgebench.forkserver`` in interpreter ``python``: runs worker
     argv lists in children forked from one warm parent. ``run`` has ``spawn``'s contract."""

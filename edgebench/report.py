@@ -87,10 +87,13 @@ def _paper_section(rows: list[dict], meta: dict) -> str:
     lines = []
     for r in rows:
         for fig in paper_figures(r["model"], r["variant"]):
-            peak = r.get("peak_rss_mb")
+            # Like with like: the study's "average system memory usage during inference" is
+            # the machine's used memory (CPU and GPU share it on the Orin), so ours is the
+            # system-wide mean over the timed windows, not the process RSS.
+            sysmem = r.get("system_memory_mean_mb")
             ours = {"top1": r["top1"], "top5": r["top5"], "latency_per_sample": r["latency_p50_ms"],
                     "max_throughput": r["max_samples_per_s"], "power": r["power_mean_w"],
-                    "system_memory": peak / 1024 if peak is not None else None,
+                    "system_memory": sysmem / 1024 if sysmem is not None else None,
                     }.get(fig["metric"])
             bound = {"lower": "over ", "upper": "under "}.get(fig.get("bound"), "")
             approx = "about " if fig.get("approximate") else ""
@@ -99,7 +102,49 @@ def _paper_section(rows: list[dict], meta: dict) -> str:
     if not lines:
         return ""
     return ("## Beside the study (AGX Orin, published figures)\n\n" +
-            md_table(["model", "variant", "metric", "study", "this run", "note"], lines) + "\n")
+            md_table(["model", "variant", "metric", "study", "this run", "note"], lines) + "\n\n"
+            "This run's system_memory is the system-wide used memory (GiB), mean over the timed "
+            "windows, as the study's is; power is the latency window's mean.\n")
+
+
+def _memory_notes() -> list[str]:
+    from .report_format import COLUMN_NOTES
+
+    return ["Memory columns: **peak RSS** " + COLUMN_NOTES["peak_rss_mb"] + "; **system mem** "
+            + COLUMN_NOTES["system_memory_mean_mb"] + "; **GPU/NvMap** "
+            + COLUMN_NOTES["device_memory_peak_mb"] + ". Peaks and baselines of each are in "
+            "summary.csv.", ""]
+
+
+def _power_section(rows: list[dict], records: list[dict]) -> list[str]:
+    """Power and energy per model x variant, each over the one timed window behind the figure
+    it sits beside; where there is none, why (never an estimate)."""
+    out = []
+    shown = [r for r in rows if r["power_mean_w"] is not None or r["throughput_power_mean_w"] is not None]
+    if shown:
+        best = {(r["model"], r["variant"]): r.get("best_batch") for r in rows}
+        out += ["## Power and energy", "",
+                "Mean power over the timed window; energy per sample = (mean - idle power "
+                "measured before the task) x that window's time per sample. Latency: its one "
+                "window (batch 1, or the smallest size the variant was built for); throughput: the best batch's window (every batch size's is "
+                "in `by_batch` and in plots/energy.png).", "",
+                md_table(["model", "variant", "latency W", "net W", "latency mJ/sample",
+                          "throughput W @ batch", "throughput mJ/sample"],
+                         [[r["model"], r["variant"], fmt(r["power_mean_w"]), fmt(r["power_net_w"]),
+                           fmt(r["energy_mj_per_sample"], 3),
+                           (f"{fmt(r['throughput_power_mean_w'])} @ {best[(r['model'], r['variant'])]}"
+                            if r["throughput_power_mean_w"] is not None else ""),
+                           fmt(r["throughput_energy_mj_per_sample"], 3)] for r in shown]), ""]
+        caveats = {(r.get("power_w") or {}).get("caveat") for r in records if r.get("power_w")}
+        caveats.discard(None)
+        caveats.discard("")
+        if caveats:
+            out += ["Power source: " + "; ".join(sorted(caveats)), ""]
+    power_reasons = {r.get("power_reason") for r in records if r.get("power_reason")}
+    if power_reasons:
+        out += ([] if shown else ["## Power", ""]) + [
+            "No figure is estimated. Where power is empty: " + "; ".join(sorted(power_reasons)), ""]
+    return out
 
 
 def _compute_devices(meta: dict) -> str:
@@ -162,21 +207,22 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
             tab.append([r["variant"], eq, par, fmt(r["top1"]), fmt(r["top5"]), fmt(r["latency_p50_ms"]),
                         fmt(r["latency_p99_ms"]), fmt(r["speedup_p50_vs_pytorch"]), fmt(r["cold_start_ms"], 1),
                         (f"{fmt(r['max_samples_per_s'], 1)} @ {r['best_batch']}" if r["best_batch"] else "–"),
-                        fmt(r["peak_rss_mb"], 0), fmt(r["power_mean_w"]), fmt(r["convert_s"], 1)])
+                        fmt(r["peak_rss_mb"], 0), fmt(r["system_memory_mean_mb"], 0),
+                        fmt(r["device_memory_peak_mb"], 0), fmt(r["power_mean_w"]),
+                        fmt(r["convert_s"], 1)])
         lines.append(md_table(["variant", "equivalent", "parity", "top1 %", "top5 %", "p50 ms",
                                 "p99 ms", "speed-up", "cold start ms", "samples/s @ batch",
-                                "peak RSS MB", "power W", "convert s"], tab))
+                                "peak RSS MB", "system mem MB", "GPU/NvMap MB", "power W",
+                                "convert s"], tab))
         notes = [f"- {r['variant']}: {r['reasons']}" for r in rows if r["model"] == model and r["reasons"]]
         if notes:
             lines += [""] + notes
         lines.append("")
+    lines += _memory_notes()
     paper = _paper_section(rows, meta)
     if paper:
         lines += [paper]
-    power_reasons = {r.get("power_reason") for r in records if r.get("power_reason")}
-    if power_reasons:
-        lines += ["## Power", "", "No figure is estimated. Where power is empty: " +
-                  "; ".join(sorted(power_reasons)), ""]
+    lines += _power_section(rows, records)
     if plots:
         lines += ["## Plots", ""] + [f"![{p}](plots/{p})" for p in plots] + [""]
     lines += ["Figures come from `results.jsonl` (schema: `edgebench/schema/results.schema.json`); "
@@ -213,34 +259,74 @@ def budget_line(meta: dict) -> str | None:
     return f"- Time: {b['total_s'] / 60:.1f} min for {b.get('cells_run', 0)} cells run: {parts}"
 
 
-def render(out: Path) -> Path:
-    """(Re)write summary.csv, report.md and plots/ of a run directory (edgebench.full or
-    edgebench.fleet) from its records, e.g. for a run that was stopped before its own report
-    step. Returns report.md's path."""
-    import importlib
+class RunDirError(ValueError):
+    """A folder given to render that is not a readable run directory (the message says why)."""
+
+
+def read_run(out: Path) -> tuple[list[dict], dict, str | None]:
+    """The records and run.json of run directory ``out``, checked: RunDirError naming the
+    folder or file and what is wrong. The third value warns of a torn last record."""
     import json
 
     out = Path(out)
+    if not out.exists():
+        raise RunDirError(f"{out}: no such folder (not an edgebench run directory)")
+    if not out.is_dir():
+        raise RunDirError(f"{out}: a file, not a run folder (not an edgebench run directory)")
     results, run_json = out / "results.jsonl", out / "run.json"
     for p in (results, run_json):
         if not p.is_file():
-            raise FileNotFoundError(f"{p} does not exist: not an edgebench run directory")
-    meta = json.loads(run_json.read_text())
+            raise RunDirError(f"{p} does not exist: not an edgebench run directory")
+    try:
+        meta = json.loads(run_json.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise RunDirError(f"{run_json}: unreadable ({type(e).__name__}: {e})") from None
+    if not isinstance(meta, dict):
+        raise RunDirError(f"{run_json}: not a JSON object")
+    try:
+        records, warning = store.read_checked(results)
+    except store.RecordsError as e:
+        raise RunDirError(str(e)) from None
+    return records, meta, warning
+
+
+def render(out: Path) -> Path:
+    """(Re)write summary.csv, report.md and plots/ of a run directory (edgebench.full or
+    edgebench.fleet) from its records, e.g. for a run that was stopped before its own report
+    step. Returns report.md's path. RunDirError when ``out`` is not a readable run."""
+    import importlib
+
+    out = Path(out)
+    records, meta, _ = read_run(out)
     kind = meta.get("kind")
     writer = importlib.import_module(RENDERERS[kind]).write_all if kind in RENDERERS else write_all
-    writer(out, store.read(results), meta)
+    try:
+        writer(out, records, meta)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        # records or run.json that are JSON but not what edgebench writes (hand-edited, or
+        # another tool's): say which run and what, not a traceback
+        from .util import first_line
+
+        raise RunDirError(f"{out}: its records or run.json are not an edgebench run's "
+                          f"({first_line(e)})") from None
     return out / "report.md"
 
 
+NAME = "edgebench report"     # the command in its messages ("edgebench report: error: ...")
+
+
 def main(argv=None) -> int:
-    import argparse
     import sys
 
-    p = argparse.ArgumentParser(
-        prog="python -m edgebench.report",
+    from .errors import EXIT_USAGE, ArgumentParser
+
+    p = ArgumentParser(
+        prog="python -m edgebench.report", error_name=NAME,
         description="Rewrite report.md, summary.csv and plots/ of run directories from their "
                     "results.jsonl and run.json (for a run stopped before its report step, "
-                    "or after a report change).")
+                    "or after a report change).",
+        epilog="exit codes: 0 every run rendered, 2 a RUN_DIR is not a readable run directory "
+               "(the others are still rendered; one line on stderr for each)")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
                    help="run directories of edgebench.full or edgebench.fleet")
     args = p.parse_args(argv)
@@ -248,9 +334,13 @@ def main(argv=None) -> int:
     for d in args.runs:
         try:
             print(render(Path(d)))
-        except (OSError, ValueError) as e:
-            print(f"edgebench.report: {e}", file=sys.stderr)
-            rc = 2
+        except RunDirError as e:
+            print(f"{NAME}: error: {e}", file=sys.stderr)
+            rc = EXIT_USAGE
+        except OSError as e:     # the run folder is not writable, the disk is full, ...
+            print(f"{NAME}: error: {d}: cannot write the report "
+                  f"({e.strerror or e}: {e.filename or ''})", file=sys.stderr)
+            rc = EXIT_USAGE
     return rc
 
 

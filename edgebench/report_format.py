@@ -27,8 +27,26 @@ SUMMARY_COLUMNS = [
     "latency_status", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_ci95_low",
     "latency_ci95_high", "cold_start_ms", "speedup_p50_vs_pytorch",
     "throughput_status", "best_batch", "max_samples_per_s", "convert_s",
-    "peak_rss_mb", "rss_delta_mb", "power_mean_w", "energy_mj_per_sample", "reasons",
+    "peak_rss_mb", "rss_delta_mb", "system_memory_mean_mb", "system_memory_peak_mb",
+    "system_memory_baseline_mb", "device_memory_peak_mb",
+    "power_mean_w", "power_net_w", "energy_mj_per_sample",
+    "throughput_power_mean_w", "throughput_energy_mj_per_sample", "reasons",
 ]
+# What each memory and power column holds (report.md prints these beside its tables).
+COLUMN_NOTES = {
+    "peak_rss_mb": "process-tree RSS (the cell's worker and its children), largest sample",
+    "system_memory_mean_mb": "system-wide used memory (MemTotal - MemFree - Buffers - Cached, "
+                             "as jtop counts it; every process on the machine), time-weighted "
+                             "mean over the timed windows of the throughput cell (of the latency "
+                             "cell where no throughput ran): the study's \"system memory\"",
+    "system_memory_peak_mb": "the same, largest sample in any timed window of the model x variant",
+    "device_memory_peak_mb": "the device's own figure where readable: NvMapMemUsed on a Jetson "
+                             "(GPU-mapped, inside system memory), NVML used memory on a discrete "
+                             "GPU; device-wide",
+    "power_mean_w": "latency window, mean power (source and caveat in results.jsonl)",
+    "energy_mj_per_sample": "latency window: net power x time per sample",
+    "throughput_energy_mj_per_sample": "best batch's window: net power / samples per s",
+}
 
 
 def fmt(v, nd=2):
@@ -72,6 +90,10 @@ def summary_rows(records: list[dict]) -> list[dict]:
                and r.get("memory_mb") and r["status"] in OK_STATUSES]
         peak = [r["memory_mb"]["peak"] for r in ran]
         delta = [r["memory_mb"]["delta"] for r in ran]
+        system = {r["task"]: r["memory_mb"].get("system") for r in ran if r["memory_mb"].get("system")}
+        sys_main = system.get("throughput") or system.get("latency") or system.get("accuracy") or {}
+        sys_peak = [s_["peak"] for s_ in system.values() if s_.get("peak") is not None]
+        dev_peak = [r["memory_mb"]["device"]["peak"] for r in ran if r["memory_mb"].get("device")]
         by_reason: dict[str, list[str]] = {}
         for t, r in tasks.items():
             if r.get("reason") and r["status"] != "ok":
@@ -79,7 +101,8 @@ def summary_rows(records: list[dict]) -> list[dict]:
         reasons = "; ".join(f"{', '.join(ts)}: {why}" for why, ts in by_reason.items())
         conv = [r.get("convert_s") for r in tasks.values() if r.get("convert_s") is not None]
         equivalent = next((r.get("equivalent") for r in tasks.values() if "equivalent" in r), None)
-        pw = (lat.get("power_w") or {}).get("mean") if lat.get("power_w") else None
+        lat_pw = lat.get("power_w") or {}
+        thr_pw = (thr.get("power_w") or {}) if thr.get("status") in OK_STATUSES else {}
         lat_ms = lat.get("latency_ms") or {}
         rows.append({
             "model": m, "variant": v, "device": dev or any_rec.get("device", {}).get("name", ""),
@@ -99,7 +122,15 @@ def summary_rows(records: list[dict]) -> list[dict]:
             "max_samples_per_s": thr.get("samples_per_s"),
             "convert_s": max(conv) if conv else None,
             "peak_rss_mb": max(peak) if peak else None, "rss_delta_mb": max(delta) if delta else None,
-            "power_mean_w": pw, "energy_mj_per_sample": lat.get("energy_mj_per_sample"),
+            "system_memory_mean_mb": sys_main.get("mean"),
+            "system_memory_peak_mb": max(sys_peak) if sys_peak else None,
+            "system_memory_baseline_mb": sys_main.get("baseline"),
+            "device_memory_peak_mb": max(dev_peak) if dev_peak else None,
+            "power_mean_w": lat_pw.get("mean"), "power_net_w": lat_pw.get("net"),
+            "energy_mj_per_sample": lat.get("energy_mj_per_sample"),
+            "throughput_power_mean_w": thr_pw.get("mean"),
+            "throughput_energy_mj_per_sample": (thr.get("energy_mj_per_sample")
+                                                if thr.get("status") in OK_STATUSES else None),
             "reasons": reasons,
         })
     return rows

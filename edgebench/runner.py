@@ -25,7 +25,7 @@ from typing import Iterable
 from . import store
 from .cell import Cell, ModelInputs, RunSettings, new_record, now_iso
 from .errors import EXIT_CELLS_FAILED, EXIT_OK
-from .process import ForkServer, failure_reason, log_tail, spawn
+from .process import ForkServer, failure_reason, log_tail, partial_record, spawn
 
 PROBE_TIMEOUT_S = 300
 
@@ -136,7 +136,7 @@ class Session:
         """Weights and the preprocessed data folder for ``model``. Returns (model_info for
         run.json, warnings); ``prior`` (the model's entry in run.json on --resume) keeps the
         weights the run started with. Raises ModelError (weights) or ValueError (no image)."""
-        from .data import prepare
+        from .data import prepare_checked
         from .models import data_config, resolve_weights
 
         t = time.perf_counter()
@@ -147,19 +147,23 @@ class Session:
         cfg = data_config(model)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            folder = prepare(images, cfg, Path(self.settings.cache_dir), progress=progress)
+            folder, rebuilt = prepare_checked(images, cfg, Path(self.settings.cache_dir),
+                                              progress=progress)
         dmeta = json.loads((folder / "meta.json").read_text())
         n_ready = len(dmeta["labels"])
         if n_ready == 0:
             raise ValueError(f"no readable images in {images.root}")
-        self.inputs[model] = ModelInputs(
-            weights=weights, weights_note=note, data_folder=str(folder),
-            mean=tuple(cfg["mean"]), std=tuple(cfg["std"]), parity_images=n_ready,
-            data_info={"source": images.name, "n_images": n_ready,
-                       "skipped_images": len(dmeta["skipped"]), "preprocess": dmeta["config"]})
+        data_info = {"source": images.name, "n_images": n_ready,
+                     "skipped_images": len(dmeta["skipped"]), "preprocess": dmeta["config"]}
         info = {"weights": weights, "weights_note": note,
                 "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
                 "skipped_images": dmeta["skipped"]}
+        if rebuilt:   # the cached images failed their sha256 check: every record says so
+            data_info["cache_rebuilt"] = info["data_cache_rebuilt"] = rebuilt
+        self.inputs[model] = ModelInputs(
+            weights=weights, weights_note=note, data_folder=str(folder),
+            mean=tuple(cfg["mean"]), std=tuple(cfg["std"]), parity_images=n_ready,
+            data_info=data_info)
         self.timings["prepare_s"] += round(time.perf_counter() - t, 3)
         return info, [str(w.message) for w in caught]
 
@@ -230,6 +234,11 @@ class Session:
                 rec["process_s"] = round(max(wall - rec.get("wall_s", 0.0), 0.0), 3)
                 return rec
             status, reason = failure_reason(rc, self.cell_timeout, log)
+            # What it measured before it died (the OOM killer's SIGKILL at a large batch)
+            # stays: the throughput search writes its record as it goes.
+            part = partial_record(rfile, reason)
+            if part is not None:
+                return dict(part, process_s=round(max(wall - part.get("wall_s", 0.0), 0.0), 3))
         return new_record(cell, status, reason, started_at=started, wall_s=round(wall, 3))
 
     def _server(self, python: str) -> ForkServer | None:

@@ -31,10 +31,26 @@ def append(path: Path, record: dict) -> None:
 
 
 def _append_line(path: Path, text: str) -> None:
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(text + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    """One whole line or nothing: when the write fails (a full disk), the file is cut back
+    to where it was (truncating needs no free space), so no torn line stays behind.
+    Unbuffered, so nothing is left in a buffer to be written later at close."""
+    data = (text + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as e:
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                pass                 # repair() sets a torn line aside on --resume
+            raise OSError(e.errno, e.strerror, str(path)) from e
+    finally:
+        os.close(fd)
 
 
 def read_raw(run_dir: Path, record: dict) -> dict | None:
@@ -81,6 +97,43 @@ def repair(path: Path) -> str | None:
         os.fsync(f.fileno())
     return (f"{path.name}: its last line was cut off mid-write ({len(torn)} bytes, a killed "
             f"run); set aside in {side.name}, and that cell runs again")
+
+
+class RecordsError(ValueError):
+    """A results.jsonl that is not one: the message names the file and the line."""
+
+
+RECORD_KEYS = ("model", "variant", "task", "status")
+
+
+def read_checked(path: Path) -> tuple[list[dict], str | None]:
+    """The records of the store at ``path``, each checked to be a result record (a JSON
+    object whose model, variant, task and status are strings). A last line cut off
+    mid-write (no newline: a killed run) is left out and named in the warning returned;
+    anything else that is not a record raises RecordsError naming the file and the line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RecordsError(f"{path}: not a results file (not UTF-8 text)") from None
+    except OSError as e:
+        raise RecordsError(f"{path}: cannot be read ({e.strerror or e})") from None
+    lines, out, warning = text.splitlines(), [], None
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError as e:
+            if i == len(lines) and not text.endswith("\n"):
+                warning = f"{path}: ignored the incomplete last line {i} (a killed run)"
+                continue
+            raise RecordsError(f"{path} line {i}: not a JSON record ({e.msg})") from None
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in RECORD_KEYS):
+            raise RecordsError(f"{path} line {i}: not a result record (model, variant, task "
+                               "and status must be strings)")
+        out.append(r)
+    return out, warning
 
 
 def read(path: Path) -> list[dict]:

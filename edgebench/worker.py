@@ -110,24 +110,28 @@ def _parity(cell: Cell, predictor, precision: str, spec, data, cache: Path):
 
 
 def _device_hooks(device: dict):
-    """Temperature/clock sampler and a device-memory reader for this machine, where they
-    exist: NvMap on Jetson (unified memory, read the way jtop does), NVML on discrete GPUs."""
+    """Temperature/clock sampler, a device-memory reader and what that reader reads, for
+    this machine, where they exist: NvMap on Jetson (unified memory, read the way jtop
+    does), NVML on discrete GPUs."""
     state = memory = None
+    source = ""
     with contextlib.suppress(Exception):
         from .telemetry.device_state import nvmap_used_mb, sample_state
 
         state = sample_state
-        if device.get("kind") == "jetson":
-            memory = nvmap_used_mb
+        if device.get("kind") == "jetson" and nvmap_used_mb() is not None:
+            memory, source = nvmap_used_mb, ("NvMapMemUsed from /proc/meminfo: memory mapped "
+                                             "for the GPU (device-wide, part of system memory)")
     if memory is None:
         with contextlib.suppress(Exception):
             from .telemetry.nvml import device_memory_mb
 
             memory = device_memory_mb()
-    return state, memory
+            source = "NVML used memory of GPU 0 (device-wide)" if memory else ""
+    return state, memory, source
 
 
-def _measure(cell: Cell, conv, predictor, spec, data, cache: Path, monitor):
+def _measure(cell: Cell, conv, predictor, spec, data, cache: Path, monitor, on_step=None):
     """The cell's task on a loaded predictor: (status, fields, reason)."""
     from . import measure
 
@@ -139,13 +143,38 @@ def _measure(cell: Cell, conv, predictor, spec, data, cache: Path, monitor):
     if cell.task == "latency":
         return measure.latency(predictor, data, prof, monitor)
     if cell.task == "throughput":
-        return measure.throughput(predictor, data, prof, monitor, cell.reference_sweep)
+        return measure.throughput(predictor, data, prof, monitor, cell.reference_sweep,
+                                  on_step=on_step)
     if cell.task == "convert":
         return "ok", {}, ""
     raise ValueError(f"unknown task {cell.task}")
 
 
-def run_cell(cell: Cell) -> dict:
+def _telemetry_fields(monitor) -> dict:
+    power, power_reason, energy = monitor.power_summary()
+    return {"memory_mb": monitor.memory_mb(), "power_w": power, "power_reason": power_reason,
+            "energy_mj_per_sample": energy}
+
+
+def _partial_writer(path: Path | None, rec: dict, monitor, t_start: float):
+    """``on_step`` for the throughput search: after each batch size, the record as measured
+    so far goes to ``path`` (atomically). The runner keeps it, as a ``partial`` record, if
+    this process dies before it writes its record (the OOM killer's SIGKILL, a timeout)."""
+    if path is None:
+        return None
+
+    def write(fields: dict) -> None:
+        part = {**rec, **fields, **_telemetry_fields(monitor), "status": "partial",
+                "reason": "the worker ended during the batch search",
+                "wall_s": round(time.perf_counter() - t_start, 3)}
+        with contextlib.suppress(Exception):   # a full disk must not end the measurement
+            atomic_write_json(path, part, indent=None)
+    return write
+
+
+def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
+    """The cell's record. ``partial_out``: where the throughput search writes the record as
+    measured so far after each batch size (see ``process.partial_path``)."""
     import converters
 
     from . import measure
@@ -158,15 +187,20 @@ def run_cell(cell: Cell) -> dict:
     # The interpreter this cell ran in (a variant may have its own: --python).
     rec = new_record(cell, "failed", python={"executable": sys.executable,
                                              "version": sys.version.split()[0]})
-    device_state, device_memory = _device_hooks(run.device)
+    device_state, device_memory, memory_source = _device_hooks(run.device)
     monitor = Monitor(interval_s=run.prof.get("sample_interval_s", 0.1),
-                      device_state=device_state, device_memory=device_memory).start()
+                      device_state=device_state, device_memory=device_memory,
+                      device_memory_source=memory_source).start()
     cache = Path(run.cache_dir)
     try:
+        if run.memory_limit_mb:
+            rec["memory_limit_mb"] = run.memory_limit_mb
+            _limit_address_space(run.memory_limit_mb)
         conv = converters.get(cell.variant)
         # The profile's largest batch sizes the variants that fix it at build time (TensorRT).
         spec = make_spec(cell.model, inp.weights,
-                         {"max_batch": run.prof["throughput"]["max_batch"], **run.options})
+                         {"max_batch": run.prof["throughput"]["max_batch"],
+                          "accuracy_batch": run.prof["accuracy_batch"], **run.options})
         av = conv.available(run.options)
         if not av.ok:
             rec.update(status="skipped", reason=av.reason)
@@ -185,8 +219,14 @@ def run_cell(cell: Cell) -> dict:
             rec["equivalent"], rec["equivalence"] = cell.equivalent, cell.equivalence
         monitor.measure_idle(run.prof["idle_s"])
         t = time.perf_counter()
-        status, fields, reason = _measure(cell, conv, predictor, spec, data, cache, monitor)
+        status, fields, reason = _measure(cell, conv, predictor, spec, data, cache, monitor,
+                                          _partial_writer(partial_out, rec, monitor, t_start))
         rec["measure_s"] = round(time.perf_counter() - t, 3)
+        # A cached artifact the predictor found corrupted and rebuilt while measuring (TVM
+        # compiles other batch sizes on first use) is said in the record as at convert.
+        rebuilt = getattr(predictor, "meta", {}).get("cache_rebuilt")
+        if rebuilt:
+            rec["variant_meta"]["cache_rebuilt"] = rebuilt
         rec.update(fields)
         rec.update(status=status, reason=reason)
         predictor.close()
@@ -199,14 +239,38 @@ def run_cell(cell: Cell) -> dict:
                    + first_line(e, 500), traceback=_tail())
     finally:
         monitor.stop()
-        rec["memory_mb"] = monitor.memory_mb()
-        power, power_reason, energy = monitor.power_summary()
-        rec.update(power_w=power, power_reason=power_reason, energy_mj_per_sample=energy)
+        # Over the window behind the record's figure (measure sets monitor.figure_window).
+        rec.update(_telemetry_fields(monitor))
         states = monitor.device_states()
         if states:
             rec["device_states"] = states
         rec["wall_s"] = round(time.perf_counter() - t_start, 3)
     return rec
+
+
+def _limit_address_space(mb: int) -> None:
+    """Cap this cell's process at ``mb`` MiB of address space (RLIMIT_AS). Allocations past
+    it fail inside the cell (MemoryError, "cannot allocate"), which the throughput search
+    treats as out of memory. Set in the cell's own process, so no other cell shares it."""
+    import resource
+
+    cap = int(mb) << 20
+    in_use = _address_space_bytes()
+    if in_use is not None and in_use >= cap:
+        raise MemoryError(f"out of memory: --cell-memory-limit {mb} MiB is below what the cell "
+                          f"process already maps ({in_use >> 20} MiB)")
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def _address_space_bytes() -> int | None:
+    """VmSize of this process, from /proc (Linux), or None."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) << 10
+    except OSError:
+        pass
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,7 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     # Fault injection for the isolation tests: a real hard crash (SIGSEGV) of this worker.
     if os.environ.get("EDGEBENCH_TEST_CRASH") == f"{cell.model}/{cell.variant}/{cell.task}":
         os.kill(os.getpid(), signal.SIGSEGV)
-    atomic_write_json(Path(argv[1]), run_cell(cell), indent=None)
+    from .process import partial_path
+
+    out = Path(argv[1])
+    atomic_write_json(out, run_cell(cell, partial_path(out)), indent=None)
     return 0
 
 

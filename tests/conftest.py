@@ -21,3 +21,29 @@ def wnid_folder(tmp_path_factory) -> Path:
         for j in range(2):
             make_image(root / wnid / f"ILSVRC2012_val_{i * 2 + j + 1:08d}.JPEG", seed=i * 10 + j)
     return root
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real, small filesystem: ``small_disk(size)`` mounts a tmpfs of that size (e.g.
+    "4m") and returns its path; unmounted after the test. Needs root (CI runs as root)."""
+    import os
+    import subprocess
+
+    mounts = []
+
+    def make(size: str) -> Path:
+        if os.geteuid() != 0:
+            pytest.skip("a real full disk needs a tmpfs mount, which needs root")
+        where = tmp_path / f"disk{len(mounts)}"
+        where.mkdir()
+        res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+        mounts.append(where)
+        return where
+
+    yield make
+    for where in reversed(mounts):
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)

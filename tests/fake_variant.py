@@ -4,6 +4,8 @@ Loaded into workers through EDGEBENCH_VARIANT_MODULES=tests.fake_variant. It sta
 device and reports no device: it computes on the CPU, honestly, and fast."""
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import numpy as np
@@ -20,8 +22,15 @@ class NullPredictor(Predictor):
         self.rng = np.random.default_rng(0)
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:
+        if batch.shape[0] == self.opts.get("null_kill_at_batch"):    # what the OOM killer does
+            os.kill(os.getpid(), signal.SIGKILL)
         if batch.shape[0] > self.opts.get("null_oom_above", 1 << 30):
             raise OutOfMemory(f"null: batch {batch.shape[0]} does not fit")
+        mb = self.opts.get("null_alloc_mb", 0)
+        if mb:      # a real allocation of MiB per sample (address space, not touched): what a
+            work = np.empty(batch.shape[0] * (int(mb) << 20), dtype=np.uint8)   # cap can refuse
+            work[:: 1 << 20] = 1
+            del work
         time.sleep(self.opts.get("null_sleep_ms", 0.0) / 1e3)
         # Logits that do not follow the image: parity against any real model fails.
         return self.rng.standard_normal((batch.shape[0], self.num_classes)).astype(np.float32)
@@ -48,4 +57,15 @@ class NullVariant(Converter):
         return Artifact(self.name, obj=spec.num_classes, meta={"null": True})
 
     def load(self, artifact, spec) -> Predictor:
-        return NullPredictor(artifact.obj, spec.options)
+        p = NullPredictor(artifact.obj, spec.options)
+        p.buffer = np.empty(1 << 20, dtype=np.uint8)     # where this process's buffers land
+        p.meta = {"vmsize_mb": _vmsize_mb(),       # what this cell's process maps before measuring
+                  "buffer_address": int(p.buffer.ctypes.data)}
+        return p
+
+
+def _vmsize_mb() -> float | None:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) / 1024
+    return None

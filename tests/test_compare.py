@@ -309,8 +309,8 @@ def test_three_runs_ordered_by_created_at_with_trend_plots(tmp_path, capsys):
     a = make_run(tmp_path, "r1", [lat("m", "pytorch", calls(10.0, seed=1)),
                                   thr("m", "pytorch", {1: calls(10, seed=5), 2: calls(18, seed=6)})],
                  created_at="2026-11-20T00:00:00+00:00")
-    b = make_run(tmp_path, "r2", [lat("m", "pytorch", calls(13.0, seed=2)),
-                                  thr("m", "pytorch", {1: calls(10, seed=7), 2: calls(18, seed=8)})],
+    b = make_run(tmp_path, "r2", [lat("m", "pytorch", calls(13.0, seed=2)),   # batch 1 slower
+                                  thr("m", "pytorch", {1: calls(13, seed=7), 2: calls(18, seed=8)})],
                  created_at="2026-11-21T00:00:00+00:00")
     c = make_run(tmp_path, "r3", [lat("m", "pytorch", calls(10.0, seed=3)),
                                   thr("m", "pytorch", {1: calls(10, seed=9), 2: calls(18, seed=10)})],
@@ -328,7 +328,8 @@ def test_three_runs_ordered_by_created_at_with_trend_plots(tmp_path, capsys):
     assert "created_at" in out
     csv_rows = (out_dir / "compare.csv").read_text().splitlines()
     slow = [r for r in csv_rows if ",slower," in r]
-    assert len(slow) == 1 and slow[0].startswith(f"{a},{b},performance,,m,pytorch,latency,1,")
+    assert len(slow) == 2 and slow[0].startswith(f"{a},{b},performance,,m,pytorch,latency,1,")
+    assert slow[1].startswith(f"{a},{b},performance,,m,pytorch,throughput,1,")
 
 
 def test_exit_codes_0_and_1(tmp_path, capsys):
@@ -385,3 +386,45 @@ def test_module_entry_point_help_and_usage_error():
                        capture_output=True, text=True, cwd=REPO, timeout=60, check=False)
     assert r.returncode == 2 and r.stderr.startswith("edgebench compare: error: /nonexistent/run-x")
     assert "Traceback" not in r.stderr
+
+
+# --------------------------------------------------------------------- process noise
+def test_process_sd_from_pairs_and_the_widened_interval():
+    e = np.exp
+    assert cs.process_sd([]) is None
+    sd = cs.process_sd([(10.0, 10.0 * e(0.1)), (10.0, 10.0 * e(-0.1))])
+    assert sd == pytest.approx(0.1 / np.sqrt(2))
+    r = cs.widen(cs.Ratio(1.0, 0.99, 1.01), sd)
+    half = np.sqrt(np.log(1.01) ** 2 + (1.959964 * np.sqrt(2) * sd) ** 2)
+    assert r.low == pytest.approx(np.exp(-np.sqrt(np.log(0.99) ** 2 + (1.959964 * 0.1) ** 2)))
+    assert r.high == pytest.approx(np.exp(half), rel=1e-6) and r.point == 1.0
+    assert cs.widen(cs.Ratio(1.2), sd).low is None            # no interval: nothing to widen
+    assert cs.widen(cs.Ratio(1.0, 0.99, 1.01), None).low == 0.99
+
+
+def test_a_process_level_shift_is_not_a_change_but_a_real_one_is(tmp_path):
+    """Run B's mobilenet process happens to be 25% slower in its latency cell only (its
+    throughput cell's batch 1 is not): the runs' own pairs show that processes differ that much,
+    so the latency cell is not called slower. A change that moves every process of a variant
+    (both halves of each pair) is still found."""
+    def run(name, m_lat, m_b1, s_lat, s_b1):
+        return make_run(tmp_path, name, [
+            lat("m", "pytorch", calls(m_lat, seed=1)), thr("m", "pytorch", {1: calls(m_b1, seed=2)}),
+            lat("s", "pytorch", calls(s_lat, seed=3)), thr("s", "pytorch", {1: calls(s_b1, seed=4)})])
+    a = run("a", 10.0, 10.0, 20.0, 21.0)
+    shifted = run("b", 12.5, 10.1, 20.2, 19.4)          # one process 25% off its pair
+    p = pair_of(a, shifted)
+    (sd, n), = p.noise.values()
+    assert n == 4 and 0.06 < sd < 0.2
+    verdicts = {(r["model"], r["task"], r["batch_size"]): r["verdict"] for r in p.perf}
+    assert verdicts[("m", "latency", 1)] == cs.SAME
+    slower = run("c", 13.0, 13.0, 26.0, 27.3)            # every process 30% slower
+    p = pair_of(a, slower)
+    assert all(r["verdict"] == cs.SLOWER for r in p.perf)
+
+
+def test_without_pairs_the_noise_is_said_to_be_unknown(tmp_path):
+    a = make_run(tmp_path, "a", [lat("m", "pytorch", calls(10.0, seed=1))])
+    b = make_run(tmp_path, "b", [lat("m", "pytorch", calls(10.0, seed=2))])
+    p = pair_of(a, b)
+    assert p.noise == {} and "process noise unknown" in p.perf[0]["note"]

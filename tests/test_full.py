@@ -17,6 +17,18 @@ from testlib import REPO, TINY, assert_records_valid, records, run_cli
 SCHEMA = json.loads((REPO / "edgebench" / "schema" / "results.schema.json").read_text())
 
 
+def power_source_here() -> str | None:
+    """The power source a worker started from here finds (None: no sensor, or turned off by
+    EDGEBENCH_POWER_SOURCE=none): a Jetson has one, so does a GPU machine (NVML)."""
+    from edgebench.telemetry.sources import detect
+
+    src, _ = detect()
+    if src is None:
+        return None
+    src.close()
+    return src.name
+
+
 @pytest.fixture(scope="module")
 def e2e(tmp_path_factory, wnid_folder):
     # A cache of its own: whether the first ONNX cell exports must not depend on test order.
@@ -33,15 +45,27 @@ def test_full_run_writes_every_output(e2e):
     assert proc.returncode == 0, proc.stderr[-3000:]
     recs = records(out)
     assert_records_valid(recs)
+    power_here = power_source_here()
     cells = {(r["variant"], r["task"]) for r in recs}
+    import torch
+
+    # On a GPU (an Orin too) the reference computes off the CPU and gets a parity cell itself.
+    ref_parity = {("pytorch", "parity")} if torch.cuda.is_available() else set()
     assert cells == {("pytorch", t) for t in ("accuracy", "latency", "throughput")} | \
-                    {("onnxruntime", t) for t in ("parity", "accuracy", "latency", "throughput")}
+                    {("onnxruntime", t) for t in ("parity", "accuracy", "latency", "throughput")} | \
+                    ref_parity
     for r in recs:
         jsonschema.validate(r, SCHEMA)
         assert r["status"] == "ok", r
         assert r["weights"] == "random-seed-0"
-        assert r["power_w"] is None and r["power_reason"]          # no sensor on this machine
+        if power_here is None or r["task"] == "parity":          # parity has no timed window
+            assert r["power_w"] is None and r["power_reason"]
+        else:                                   # an Orin's rails, a GPU's NVML, x86 RAPL
+            assert r["power_w"]["source"] == power_here and r["power_w"]["mean"] > 0, r
         assert r["memory_mb"]["peak"] >= r["memory_mb"]["baseline"] > 0
+        system = r["memory_mb"]["system"]              # the machine's used memory, beside RSS
+        assert system["total"] >= system["peak"] >= system["mean"] > 0
+        assert system["over"] == ("whole cell" if r["task"] == "parity" else "timed windows")
     for f in ("run.json", "summary.csv", "report.md", "plots/latency.png", "plots/throughput.png",
               "plots/memory.png"):
         assert (out / f).is_file(), f
@@ -51,12 +75,15 @@ def test_full_run_writes_every_output(e2e):
     assert so["graph_optimization_level"] == "ORT_ENABLE_ALL"
     assert so["intra_op_num_threads"] == run["machine"]["cores_physical"]
     assert run["machine"]["cores_physical"] >= 1
-    import torch
     assert run["config"]["torch_device"] == "auto"
     # "auto", settled by the pytorch variant's probe in the interpreter it runs in
     assert run["options"]["torch_device"] == ("cuda" if torch.cuda.is_available() else "cpu")
     report = (out / "report.md").read_text()
     assert "Random weights" in report and "random-seed-0" in report
+    assert "system mem MB" in report and "peak RSS MB" in report
+    header = (out / "summary.csv").read_text().splitlines()[0].split(",")
+    assert {"peak_rss_mb", "system_memory_mean_mb", "system_memory_peak_mb",
+            "device_memory_peak_mb", "energy_mj_per_sample"} <= set(header)
 
 
 @pytest.mark.slow

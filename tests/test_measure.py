@@ -3,11 +3,15 @@ predictor on a virtual clock, so loop counts and the batch search are exact and 
 here waits on real work. Assertions are on counts and structure, never on speed."""
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
 from converters.base import OutOfMemory
 from edgebench import measure
+from edgebench.store import RAW_KEY
+from edgebench.telemetry import Monitor, PowerSource
 
 from testlib import FakeData, FakePredictor, VirtualClock, null_monitor
 
@@ -163,8 +167,73 @@ def test_throughput_gain_stop(clock):
     p = FakePredictor(per_sample_s=0.001, clock=clock)      # cost grows with b: flat sps
     status, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
     assert status == "ok"
-    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2]
-    assert f["stop_reason"] == "gain stopped at batch 2 (< 1.03x the best so far)"
+    # 2 and 4 both fail to beat batch 1 by 1.03x: two flat steps in a row end the search
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2, 4]
+    assert f["stop_reason"] == "gain stopped at batch 4 (2 steps in a row < 1.03x the best so far)"
+
+
+class StepCostPredictor(FakePredictor):
+    """A FakePredictor whose call at batch b costs ``cost_by_batch[b]`` virtual seconds:
+    throughput T(b) = b / cost, set step by step."""
+
+    def __init__(self, cost_by_batch: dict[int, float], **kw):
+        super().__init__(**kw)
+        self.cost_by_batch = cost_by_batch
+
+    def __call__(self, x):
+        self.cost_s = self.cost_by_batch[x.shape[0]]
+        return super().__call__(x)
+
+
+def _sps_ladder(sps: dict[int, float]) -> dict[int, float]:
+    return {b: b / v for b, v in sps.items()}
+
+
+def test_throughput_one_noisy_step_does_not_end_the_search(clock):
+    # batch 4 is a noisy window (below batch 2's figure); 8 and 16 rise again
+    sps = {1: 100.0, 2: 200.0, 4: 150.0, 8: 400.0, 16: 700.0}
+    p = StepCostPredictor(_sps_ladder(sps), clock=clock)
+    status, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert status == "ok"
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2, 4, 8, 16]
+    assert f["best_batch"] == 16 and "batch cap 16" in f["stop_reason"]
+    assert [round(r["samples_per_s"]) for r in f["by_batch"]] == [100, 200, 150, 400, 700]
+
+
+def test_throughput_stops_when_the_gain_has_clearly_stopped(clock):
+    # rises to batch 8, then 16 and 32 are flat (each < 1.03x the best): stop at 32, best 16
+    sps = {1: 100.0, 2: 190.0, 4: 350.0, 8: 500.0, 16: 510.0, 32: 505.0, 64: 900.0}
+    p = StepCostPredictor(_sps_ladder(sps), clock=clock)
+    _, f, _ = measure.throughput(p, FakeData(), _prof(throughput={"max_batch": 64}),
+                                 null_monitor())
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2, 4, 8, 16, 32]
+    assert p.distinct_batches() == [1, 2, 4, 8, 16, 32]          # 64 never tried
+    assert f["best_batch"] == 16
+    assert f["stop_reason"] == "gain stopped at batch 32 (2 steps in a row < 1.03x the best so far)"
+
+
+def test_throughput_a_gain_resets_the_flat_count(clock):
+    # 4 flat, 8 gains (> 1.03x best), 16 flat, 32 gains: never two flat in a row
+    sps = {1: 100.0, 2: 200.0, 4: 201.0, 8: 300.0, 16: 290.0, 32: 400.0}
+    p = StepCostPredictor(_sps_ladder(sps), clock=clock)
+    _, f, _ = measure.throughput(p, FakeData(), _prof(throughput={"max_batch": 32}),
+                                 null_monitor())
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 2, 4, 8, 16, 32]
+    assert "batch cap 32" in f["stop_reason"] and f["best_batch"] == 32
+
+
+def test_throughput_reports_each_batch_size_as_it_is_measured(clock):
+    seen = []
+    p = FakePredictor(cost_s=0.002, clock=clock)
+    status, f, _ = measure.throughput(p, FakeData(), _prof(throughput={"max_batch": 4}),
+                                      null_monitor(), on_step=lambda fields: seen.append(
+                                          copy.deepcopy(fields)))
+    assert [[r["batch_size"] for r in s["by_batch"]] for s in seen] == [[1], [1, 2], [1, 2, 4]]
+    for s in seen:                          # each a record's fields on its own, best so far
+        assert s["best_batch"] == s["by_batch"][-1]["batch_size"]
+        assert s["stop_reason"] == f"the search had not ended after batch {s['best_batch']}"
+        assert sorted(s[RAW_KEY]["by_batch_ms"]) == sorted(str(r["batch_size"]) for r in s["by_batch"])
+    assert seen[-1]["by_batch"] == f["by_batch"] and status == "ok"
 
 
 def test_throughput_variant_batch_sizes_and_their_end(clock):
@@ -252,3 +321,65 @@ def test_accuracy_partial_on_pass_budget(clock):
 def test_cold_start_calls_once():
     p = FakePredictor()
     assert measure.cold_start(p, FakeData().batch(0, 1)) >= 0 and p.calls == [1]
+
+
+# ------------------------------------------------------------------ energy over the figure's window
+class ConstantPower(PowerSource):
+    """A power source reading a fixed figure: what a window integrates to is then known."""
+    name = "constant"
+
+    def __init__(self, watts: float):
+        self.mw = watts * 1000.0
+
+    def read_mw(self) -> dict[str, float]:
+        return {"RAIL": self.mw, "total": self.mw}
+
+
+def _powered_monitor(watts=12.0, idle=10.0) -> Monitor:
+    mon = Monitor(interval_s=0.05, power=ConstantPower(watts))
+    mon.idle_w = idle                    # as measure_idle would leave it
+    return mon
+
+
+def test_throughput_energy_per_batch_is_over_that_batch_window_alone():
+    """Real clock, real sleeps: every by_batch entry's energy is net power x its own window /
+    the samples timed in it (= net power / its samples_per_s), and the record's figure is
+    the best batch's, not a spread over the whole search with its warm-ups and gaps."""
+    mon = _powered_monitor()
+    p = FakePredictor(cost_s=0.004)
+    prof = _prof(throughput={"max_batch": 8, "min_s": 0.03, "warmup": 2})
+    _, f, _ = measure.throughput(p, FakeData(), prof, mon)
+    for r in f["by_batch"]:
+        assert r["power_mean_w"] == pytest.approx(12.0) and r["power_net_w"] == pytest.approx(2.0)
+        n = r["iters"] * r["batch_size"]
+        assert r["energy_mj_per_sample"] == pytest.approx(2.0 * r["window_s"] / n * 1e3, rel=5e-3)
+        assert r["energy_mj_per_sample"] == pytest.approx(2.0 / r["samples_per_s"] * 1e3, rel=0.05)
+        assert r["peak_rss_mb"] > 0 and r["system_memory_peak_mb"] > 0
+    power, reason, energy = mon.power_summary()
+    best = next(r for r in f["by_batch"] if r["batch_size"] == f["best_batch"])
+    assert reason is None and energy == best["energy_mj_per_sample"]
+    assert power["window_s"] == pytest.approx(best["window_s"], abs=1e-3)
+    # Not the old figure: first window's start to the last one's end over every sample
+    spread = 2.0 * (mon.windows[-1].t1 - mon.windows[0].t0) / sum(w.n_items for w in mon.windows)
+    assert energy < 0.8 * spread * 1e3
+
+
+def test_latency_energy_is_net_power_times_time_per_sample():
+    mon = _powered_monitor(watts=15.0, idle=10.0)
+    p = FakePredictor(cost_s=0.003, batch_sizes=[2])
+    _, f, _ = measure.latency(p, FakeData(), _prof({"min_count": 10, "min_s": 0.03}), mon)
+    power, _, energy = mon.power_summary()
+    per_sample_ms = f["latency_ms"]["mean"] / f["batch_size"]
+    assert power["net"] == pytest.approx(5.0)
+    assert power["window_s"] == pytest.approx(f["window_s"], abs=1e-3)
+    assert energy == pytest.approx(5.0 * power["window_s"] / (f["n"] * 2) * 1e3, rel=1e-4)
+    assert energy == pytest.approx(5.0 * per_sample_ms, rel=0.05)
+
+
+def test_no_sensor_leaves_every_energy_figure_null():
+    p = FakePredictor(cost_s=0.001)
+    mon = null_monitor()
+    _, f, _ = measure.throughput(p, FakeData(), _prof(throughput={"max_batch": 2, "min_s": 0.005}), mon)
+    for r in f["by_batch"]:
+        assert r["energy_mj_per_sample"] is None and r["power_mean_w"] is None
+    assert mon.power_summary() == (None, "power sampling disabled", None)

@@ -94,3 +94,38 @@ def test_report_cli_renders_a_stopped_run(tmp_path):
     assert "GPU: NVIDIA H100 80GB HBM3" in report and "| pytorch-compile | yes |" in report
     assert (run / "summary.csv").read_text().count("resnet152") == 2
     assert (run / "plots" / "latency.png").is_file()
+
+
+def test_memory_and_energy_each_under_their_own_name_and_study_memory_like_with_like(tmp_path):
+    """Process RSS, system used memory and NvMap are separate columns; the study's "system
+    memory" (GB) is compared with our system-wide mean over the timed windows, not the RSS."""
+    system = {"baseline": 9000.0, "peak": 10700.0, "mean": 10547.2, "delta": 1700.0,
+              "total": 62841.0, "over": "timed windows", "source": "meminfo"}
+    mem = {"baseline": 300.0, "peak": 800.0, "delta": 500.0, "system": system,
+           "device": {"baseline": 100.0, "peak": 1500.0, "delta": 1400.0, "source": "NvMap"}}
+    power = {"mean": 12.5, "idle": 8.0, "net": 4.5, "rails": {}, "window_s": 2.0,
+             "source": "tegrastats", "caveat": "tegrastats: sum of rails"}
+    recs = [rec("tvm", "latency", model="mobilenetv2_100", latency_ms=lat(3.0), n=100,
+                memory_mb=mem, power_w=power, power_reason=None, energy_mj_per_sample=13.5),
+            rec("tvm", "throughput", model="mobilenetv2_100", best_batch=8, samples_per_s=900.0,
+                by_batch=[{"batch_size": 8, "samples_per_s": 900.0, "energy_mj_per_sample": 7.0,
+                           "power_mean_w": 14.3, "system_memory_mean_mb": 10547.2}],
+                memory_mb=mem, power_w=dict(power, mean=14.3, net=6.3), power_reason=None,
+                energy_mj_per_sample=7.0)]
+    meta = {"run_id": "x", "models": {}, "data": {"source": "sample", "n_images": 16},
+            "variants": {}, "device_state": {"board_model": "NVIDIA Jetson AGX Orin Developer Kit"}}
+    report.write_all(tmp_path, recs, meta)
+    with open(tmp_path / "summary.csv") as f:
+        (row,) = list(csv.DictReader(f))
+    assert float(row["peak_rss_mb"]) == 800.0 and float(row["system_memory_mean_mb"]) == 10547.2
+    assert float(row["system_memory_peak_mb"]) == 10700.0
+    assert float(row["system_memory_baseline_mb"]) == 9000.0
+    assert float(row["device_memory_peak_mb"]) == 1500.0
+    assert float(row["energy_mj_per_sample"]) == 13.5
+    assert float(row["throughput_energy_mj_per_sample"]) == 7.0
+    md = (tmp_path / "report.md").read_text()
+    section = md.split("## Beside the study", 1)[1]
+    mem_row = next(ln for ln in section.splitlines() if "| system_memory |" in ln)
+    assert "10.3 GB" in mem_row and "| 10.30 |" in mem_row       # 10547.2 MiB / 1024, not RSS
+    assert "## Power and energy" in md and "| 14.30 @ 8 | 7.000 |" in md
+    assert (tmp_path / "plots" / "energy.png").is_file()

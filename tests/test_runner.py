@@ -97,6 +97,29 @@ def test_oom_step_down_in_a_real_worker(tmp_path, cache_dir):
     assert rec["stop_reason"].startswith("out of memory at batch 4")
 
 
+@pytest.mark.parametrize("isolation", ["fork", pytest.param("spawn", marks=pytest.mark.slow)])
+def test_throughput_cell_killed_after_two_batch_sizes_leaves_a_partial_record(
+        tmp_path, cache_dir, isolation):
+    """A real SIGKILL (what the Linux OOM killer sends; on a Jetson's unified memory the
+    usual end of a max-batch search) at batch 4: the record keeps batch sizes 1 and 2."""
+    with _session(tmp_path, cache_dir, isolation, null_kill_at_batch=4) as s:
+        rec = s.run(Cell(TINY, "null", "throughput"))
+    assert rec["status"] == "partial", rec["reason"]
+    assert [r["batch_size"] for r in rec["by_batch"]] == [1, 2]
+    assert "SIGKILL" in rec["reason"] and "OOM killer" in rec["reason"]
+    assert "after batch sizes 1, 2 were measured" in rec["reason"]
+    assert rec["best_batch"] in (1, 2) and rec["samples_per_s"] == max(
+        r["samples_per_s"] for r in rec["by_batch"])
+    assert rec["stop_reason"] == "the search had not ended after batch 2"
+    assert rec["memory_mb"]["peak"] > 0 and rec["memory_mb"]["system"]["peak"] > 0
+    (tmp_path / "store").mkdir()
+    store.append(tmp_path / "store" / "results.jsonl", rec)    # raw timings to the sidecar
+    assert_records_valid(tmp_path / "store" / "results.jsonl")
+    raw = store.read_raw(tmp_path / "store", store.read(tmp_path / "store" / "results.jsonl")[0])
+    assert sorted(raw["by_batch_ms"]) == ["1", "2"]
+    assert runner.exit_code([rec], {("", TINY, "null", "throughput")}) == 0
+
+
 def test_status_rules():
     recs = [{"model": "m", "variant": "v", "task": t, "status": s}
             for t, s in (("latency", "failed"), ("latency", "ok"), ("parity", "timeout"),
@@ -119,3 +142,12 @@ def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):
         first.proc.wait()
         assert s.run(Cell(TINY, "null", "latency"))["status"] == "ok"
         assert s._servers[sys.executable] is not first and s._servers[sys.executable].alive()
+
+
+def test_cells_forked_from_one_server_get_layouts_of_their_own(tmp_path, cache_dir):
+    """Two cells of one fork server place the same allocation at different addresses, as two
+    new interpreters would (ASLR): a layout that happens to be slow is not shared by a run."""
+    with _session(tmp_path, cache_dir) as s:
+        a, b = (s.run(Cell(TINY, "null", "latency")) for _ in range(2))
+    assert a["status"] == b["status"] == "ok"
+    assert a["variant_meta"]["buffer_address"] != b["variant_meta"]["buffer_address"]

@@ -209,7 +209,9 @@ def test_detect_here_returns_none_and_says_why(monkeypatch):
     if Path("/sys/bus/i2c/devices").is_dir() or Path("/sys/class/powercap").is_dir():
         pytest.skip("this machine has power-sensor sysfs; the no-sensor case cannot be checked")
     src, reason = sources.detect()
-    assert src is None
+    if src is not None:                      # an Orin, a GPU machine (NVML), x86 with RAPL
+        src.close()
+        pytest.skip(f"this machine has a power sensor ({src.name}): the no-sensor case cannot be checked")
     for name in ("ina3221-sysfs", "jtop", "tegrastats", "nvml", "rapl"):
         assert f"{name}:" in reason
     assert reason.index("ina3221-sysfs") < reason.index("jtop") < reason.index("rapl")

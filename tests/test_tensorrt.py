@@ -1,14 +1,20 @@
 """TensorRT variant: what can be checked without a GPU.
 
-- version-branch selection (pure functions taking a version string),
+- version-branch selection (pure functions taking a version string), DLA per version,
+- the options, the batch sizes a cell measures, the engine's profiles and the builder
+  settings (pure functions of plain data): --trt-max-batch and --trt-dla-core reach them,
+- the builder-config calls those settings become (``apply_settings`` against a recorder),
+- the builder log's DLA/GPU layer placement and the engine inspector summary (recorded text),
 - engine-cache key composition,
 - the FP16 ONNX conversion TensorRT 11 needs, on real exported models, run by ORT CPU,
 - available() saying no, with the real reason, on a machine without TensorRT or CUDA.
-Building and running an engine needs a GPU and is not tested here.
+Building and running an engine (and CUDA graph capture) needs a GPU and TensorRT and is not
+tested here; tests/test_tensorrt_typecheck.py checks the calls against TensorRT's typed API.
 """
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +23,11 @@ import numpy as np
 import pytest
 
 from converters.tensorrt.onnx_fp16 import to_fp16_onnx
-from converters.tensorrt.plan import (DEFAULT_MAX_BATCH, engine_cache_key, parse_version, plan_for,
-                                      profile_shapes, timing_cache_path, variant_options)
+from converters.tensorrt.plan import (DEFAULT_MAX_BATCH, batch_plan, builder_settings,
+                                      dla_batch_check, engine_cache_key, engine_fields,
+                                      measured_batches, parse_layer_placement, parse_version,
+                                      plan_for, search_sizes, summarize_engine_information,
+                                      sync_point, timing_cache_path, variant_options)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,33 +69,335 @@ def test_plan_fp16_mode_overrides_and_refusals():
     assert parse_version("10.3") == (10, 3, 0)
 
 
-def test_profile_shapes():
-    assert profile_shapes((3, 224, 224), 8, 64) == ((1, 3, 224, 224), (8, 3, 224, 224),
-                                                    (64, 3, 224, 224))
-    assert profile_shapes((3, 224, 224), 8, 4)[1] == (4, 3, 224, 224)   # opt clipped to max
-    with pytest.raises(ValueError):
-        profile_shapes((3, 224, 224), 8, 0)
-    assert DEFAULT_MAX_BATCH == 64
+# ------------------------------------------------------------------ DLA per TensorRT version
+
+@pytest.mark.parametrize("version,mode,can", [
+    ("8.4.1.5", "auto", False),       # binding-index API only
+    ("8.5.2.2", "auto", True),
+    ("8.6.2.3", "auto", True),        # JetPack 6.0
+    ("10.3.0.30", "auto", True),      # JetPack 6.1/6.2
+    ("10.3.0.30", "onnx", False),     # strongly typed DLA: documented from 11.4.1 only
+    ("10.7.0", "auto", True),         # "the last 10.x release that supported DLA"
+    ("10.8.0", "auto", False),
+    ("10.13.3.9", "auto", False),
+    ("11.0.0", "auto", False),
+    ("11.4.0", "auto", False),        # Windows on ARM only
+    ("11.4.1", "auto", True),         # AGX Orin with JetPack 7.2.2+, strongly typed
+])
+def test_dla_support_per_tensorrt_version(version, mode, can):
+    assert (plan_for(version, mode).no_dla == "") is can
 
 
-def test_variant_options():
-    assert variant_options(None) == {"opt_batch": 8, "max_batch": 64, "workspace_mb": None,
-                                     "fp16_mode": "auto"}
-    o = variant_options({"trt_max_batch": 16, "trt_opt_batch": 4, "trt_fp16_mode": "onnx"})
-    assert (o["opt_batch"], o["max_batch"], o["fp16_mode"]) == (4, 16, "onnx")
-    assert variant_options({"max_batch": 32, "trt_max_batch": 16})["max_batch"] == 32
+# ------------------------------------------------------------------ options and batch sizes
 
+# What the worker passes a cell's spec: the run profile's throughput cap and the profile name.
+QUICK = {"max_batch": 16, "profile": "quick"}
+PAPER = {"max_batch": 512, "profile": "paper"}
+SIZE = (3, 224, 224)
+
+
+def _settings(run: dict, version: str = "10.3.0.30", **opts) -> dict:
+    both = {**run, **opts}
+    o = variant_options(both)
+    return builder_settings(o, measured_batches(both), plan_for(version, o["fp16_mode"]), SIZE)
+
+
+def test_variant_options_defaults_and_refusals():
+    assert variant_options(None) == {"trt_max_batch": None, "trt_opt_batch": None,
+                                     "workspace_mb": None, "fp16_mode": "auto", "dla_core": None,
+                                     "gpu_fallback": True, "cuda_graph": False}
+    o = variant_options({"trt_max_batch": 16, "trt_opt_batch": 4, "trt_fp16_mode": "onnx",
+                         "trt_dla_core": 1, "trt_dla_no_gpu_fallback": True,
+                         "trt_cuda_graph": True})
+    assert (o["trt_max_batch"], o["trt_opt_batch"], o["fp16_mode"]) == (16, 4, "onnx")
+    assert (o["dla_core"], o["gpu_fallback"], o["cuda_graph"]) == (1, False, True)
+    for bad, match in [({"trt_max_batch": 0}, "--trt-max-batch 0"),
+                       ({"trt_opt_batch": "8"}, "--trt-opt-batch '8'"),
+                       ({"trt_dla_core": -1}, "--trt-dla-core -1"),
+                       ({"trt_dla_core": True}, "--trt-dla-core True"),
+                       ({"trt_max_batch": 4, "trt_opt_batch": 8}, "above --trt-max-batch 4"),
+                       ({"trt_dla_no_gpu_fallback": True}, "needs --trt-dla-core"),
+                       ({"trt_fp16_mode": "fp32"}, "auto, flag or onnx")]:
+        with pytest.raises(ValueError, match=match):
+            variant_options(bad)
+
+
+def test_check_options_refuses_before_anything_runs():
+    import converters
+
+    conv = converters.get("tensorrt-fp16")
+    conv.check_options({"trt_max_batch": 4, "trt_dla_core": 0})
+    with pytest.raises(ValueError, match="--trt-opt-batch 8 is above --trt-max-batch 4"):
+        conv.check_options({"trt_max_batch": 4, "trt_opt_batch": 8})
+
+
+def test_measured_batches_follow_the_run_profile():
+    m = measured_batches(QUICK)
+    assert (m["latency"], m["accuracy"], m["parity"]) == (1, 8, 8)
+    assert m["throughput"] == [1, 2, 4, 8, 16] and m["throughput_cap"] == 16
+    p = measured_batches(PAPER)
+    assert p["accuracy"] == 32 and p["throughput"][-1] == 512
+    # The worker's own accuracy batch wins over the profile's table (fleet overrides).
+    assert measured_batches({**QUICK, "accuracy_batch": 24})["accuracy"] == 24
+    alone = measured_batches(None)
+    assert alone["throughput_cap"] == DEFAULT_MAX_BATCH and alone["accuracy"] is None
+    assert search_sizes(24) == [1, 2, 4, 8, 16] and search_sizes(1) == [1]
+
+
+def test_trt_max_batch_4_reaches_the_builder_settings():
+    # The issue's check. Before, the worker's profile cap ("max_batch": 16) silently won.
+    s = _settings(QUICK, trt_max_batch=4)
+    assert s["profiles"] == [{"min": [1, *SIZE], "opt": [4, *SIZE], "max": [4, *SIZE]}]
+    b = s["batches"]
+    assert (b["max_batch"], b["max_batch_from"]) == (4, "--trt-max-batch")
+    assert b["run_batch_sizes"] == [1, 2, 4]          # the throughput search cannot go beyond
+    assert any("search stops at 4" in n for n in b["notes"])
+    assert any("accuracy/parity batch 8 is above the engine's max batch 4: they run at batch 4"
+               in n for n in b["notes"])
+    assert any("opt batch 8 (default 8) lowered to the max batch 4" in n for n in b["notes"])
+
+
+def test_max_batch_defaults_to_the_run_profiles_throughput_cap():
+    q = _settings(QUICK)
+    assert q["profiles"][0]["max"][0] == 16 and q["profiles"][0]["opt"][0] == 8
+    assert q["batches"]["run_batch_sizes"] is None    # any size 1..16, step-downs included
+    assert "throughput max_batch (16)" in q["batches"]["max_batch_from"]
+    p = _settings(PAPER)
+    assert [p["profiles"][0][k][0] for k in ("min", "opt", "max")] == [1, 8, 512]
+    # Above the cap: the engine covers more than the search asks for; nothing is limited.
+    above = _settings(QUICK, trt_max_batch=64, trt_opt_batch=32)["batches"]
+    assert (above["max_batch"], above["opt_batch"], above["run_batch_sizes"]) == (64, 32, None)
+    # An accuracy batch above the search cap raises the max so accuracy runs at its batch.
+    acc = _settings({**QUICK, "accuracy_batch": 32})["batches"]
+    assert acc["max_batch"] == 32 and "raised to the accuracy batch 32" in acc["max_batch_from"]
+
+
+@pytest.mark.parametrize("run", [QUICK, PAPER, {**QUICK, "accuracy_batch": 24}])
+@pytest.mark.parametrize("opts", [{}, {"trt_max_batch": 4}, {"trt_max_batch": 6},
+                                  {"trt_max_batch": 1000}, {"trt_dla_core": 0},
+                                  {"trt_dla_core": 1, "trt_max_batch": 6}])
+def test_profiles_cover_every_batch_size_the_cell_runs(run, opts):
+    s = _settings(run, **opts)
+    b, m = s["batches"], measured_batches(run)
+    covered = [(p["min"][0], p["max"][0]) for p in s["profiles"]]
+    for p in s["profiles"]:                       # TensorRT: min <= opt <= max, same C, H, W
+        assert p["min"][0] <= p["opt"][0] <= p["max"][0] and p["min"][1:] == list(SIZE)
+    runs = b["run_batch_sizes"] or range(1, b["max_batch"] + 1)
+    for size in runs:                             # what the predictor offers, the engine has
+        assert any(lo <= size <= hi for lo, hi in covered), (size, covered)
+    for size in b["measured"]:                    # what the cell wants: covered or noted
+        if size <= b["max_batch"]:
+            assert any(lo <= size <= hi for lo, hi in covered), (size, covered)
+        else:
+            assert b["notes"]
+    assert b["measured"] == sorted({1, m["accuracy"], *m["throughput"]})
+
+
+def test_trt_dla_core_0_reaches_the_builder_settings():
+    # The issue's check: DLA core, DLA as default device, GPU fallback, FP16 (DLA needs it).
+    s = _settings(QUICK, trt_dla_core=0)
+    assert (s["default_device_type"], s["dla_core"], s["gpu_fallback"]) == ("DLA", 0, True)
+    assert s["builder_flags"] == ["FP16", "GPU_FALLBACK"] and s["network_flags"] == []
+    # DLA has no dynamic shapes: one static profile per measured batch size.
+    assert [(p["min"][0], p["opt"][0], p["max"][0]) for p in s["profiles"]] == \
+        [(b, b, b) for b in (1, 2, 4, 8, 16)]
+    assert s["batches"]["run_batch_sizes"] == [1, 2, 4, 8, 16] and not s["batches"]["dynamic"]
+    capped = _settings(QUICK, trt_dla_core=1, trt_max_batch=6, trt_opt_batch=2)
+    assert capped["dla_core"] == 1
+    assert [p["max"][0] for p in capped["profiles"]] == [1, 2, 4, 6]
+    assert any("--trt-opt-batch 2 not used" in n for n in capped["batches"]["notes"])
+    strict = _settings(QUICK, trt_dla_core=0, trt_dla_no_gpu_fallback=True)
+    assert strict["builder_flags"] == ["FP16"] and strict["gpu_fallback"] is False
+    jp60 = _settings(QUICK, version="8.6.2.3", trt_dla_core=0)   # JetPack 6.0
+    assert jp60["network_flags"] == ["EXPLICIT_BATCH"] and jp60["builder_flags"][0] == "FP16"
+    jp722 = _settings(QUICK, version="11.4.1", trt_dla_core=0)   # strongly typed: no FP16 flag
+    assert jp722["builder_flags"] == ["GPU_FALLBACK"] and jp722["default_device_type"] == "DLA"
+    gpu = _settings(QUICK)
+    assert (gpu["default_device_type"], gpu["dla_core"], gpu["gpu_fallback"]) == ("GPU", None, None)
+    assert gpu["builder_flags"] == ["FP16"] and gpu["profiling_verbosity"] == "DETAILED"
+
+
+def test_dla_refusals():
+    with pytest.raises(ValueError, match="DLA runs FP16 or INT8 networks only"):
+        builder_settings(variant_options({"trt_dla_core": 0}), measured_batches(QUICK),
+                         plan_for("10.3.0"), SIZE, precision="fp32")
+    with pytest.raises(ValueError, match="10.7 was the last"):
+        _settings(QUICK, version="10.13.3.9", trt_dla_core=0)
+    with pytest.raises(ValueError, match="takes FP16 from BuilderFlag.FP16"):
+        _settings(QUICK, version="10.3.0", trt_dla_core=0, trt_fp16_mode="onnx")
+    assert dla_batch_check([1, 2, 4096], 4096, gpu_fallback=False) == ""
+    assert "run on the GPU" in dla_batch_check([8, 8192], 4096, gpu_fallback=True)
+    with pytest.raises(ValueError, match=r"\[8192\] exceed the DLA's max batch 4096"):
+        dla_batch_check([8, 8192], 4096, gpu_fallback=False)
+
+
+def test_batch_plan_is_what_builder_settings_records():
+    opts = variant_options({"trt_max_batch": 4})
+    assert batch_plan(opts, measured_batches(QUICK), dla=False) == \
+        _settings(QUICK, trt_max_batch=4)["batches"]
+
+
+def test_the_throughput_search_stops_at_trt_max_batch_and_says_so():
+    # measure.throughput, unchanged, with a CPU stand-in that enforces only the batch sizes
+    # the TensorRT predictor would offer (no device, no timing asserted).
+    from converters.base import Predictor
+    from edgebench import measure
+    from edgebench.profiles import PROFILES
+    from edgebench.telemetry.monitor import Monitor
+
+    offered = _settings(QUICK, trt_max_batch=4)["batches"]["run_batch_sizes"]
+
+    class SizesOnly(Predictor):
+        batch_sizes = offered
+
+        def __call__(self, x):
+            assert x.shape[0] in self.batch_sizes
+            return np.zeros((x.shape[0], 10), np.float32)
+
+    class Data:
+        def tiled(self, n):
+            return np.zeros((n, *SIZE), np.float32)
+
+    prof = {**PROFILES["quick"], "throughput": {**PROFILES["quick"]["throughput"],
+                                                "min_s": 0.01, "min_iters": 2, "min_gain": 0.0}}
+    mon = Monitor(interval_s=0.05, power=None).start()
+    try:
+        status, fields, _ = measure.throughput(SizesOnly(), Data(), prof, mon)
+    finally:
+        mon.stop()
+    assert status == "ok" and [r["batch_size"] for r in fields["by_batch"]] == [1, 2, 4]
+    assert "largest batch size the variant was built for (4)" in fields["stop_reason"]
+    assert measure.fit_batch(SizesOnly(), PROFILES["quick"]["accuracy_batch"]) == 4
+
+
+# ------------------------------------------------------------------ settings -> builder config
+
+def test_apply_settings_makes_these_builder_config_calls(monkeypatch):
+    # A recorder in place of TensorRT's builder/config objects (no device, nothing built):
+    # the calls and attribute sets apply_settings makes for --trt-dla-core 0 --trt-max-batch 4.
+    import types
+
+    from converters.tensorrt.build import apply_settings, network_flags
+
+    class Enum:
+        def __init__(self, kind):
+            self.kind = kind
+
+        def __getattr__(self, name):
+            return f"{self.kind}.{name}"
+
+    fake = types.ModuleType("tensorrt")
+    fake.BuilderFlag = Enum("BuilderFlag")
+    fake.MemoryPoolType = Enum("MemoryPoolType")
+    fake.ProfilingVerbosity = Enum("ProfilingVerbosity")
+    fake.DeviceType = Enum("DeviceType")
+    fake.Dims = tuple
+    fake.NetworkDefinitionCreationFlag = types.SimpleNamespace(EXPLICIT_BATCH=0, STRONGLY_TYPED=1)
+    monkeypatch.setitem(sys.modules, "tensorrt", fake)
+
+    calls = []
+
+    class Profile:
+        def set_shape(self, name, lo, opt, hi):
+            calls.append(("set_shape", name, lo, opt, hi))
+
+    class Builder:
+        def create_optimization_profile(self):
+            return Profile()
+
+    class Config:
+        def set_flag(self, flag):
+            calls.append(("set_flag", flag))
+
+        def set_memory_pool_limit(self, pool, size):
+            calls.append(("set_memory_pool_limit", pool, size))
+
+        def add_optimization_profile(self, profile):
+            calls.append(("add_optimization_profile",))
+
+    s = _settings(QUICK, version="8.6.2.3", trt_dla_core=0, trt_max_batch=4, trt_workspace_mb=256)
+    config = Config()
+    apply_settings(Builder(), config, "input", s)
+    assert config.DLA_core == 0 and config.default_device_type == "DeviceType.DLA"
+    assert config.profiling_verbosity == "ProfilingVerbosity.DETAILED"
+    assert ("set_flag", "BuilderFlag.FP16") in calls and ("set_flag", "BuilderFlag.GPU_FALLBACK") in calls
+    assert ("set_memory_pool_limit", "MemoryPoolType.WORKSPACE", 256 << 20) in calls
+    shapes = [c[2:] for c in calls if c[0] == "set_shape"]
+    assert shapes == [((b, *SIZE),) * 3 for b in (1, 2, 4)]
+    assert calls.count(("add_optimization_profile",)) == 3
+    assert network_flags(s["network_flags"]) == 1 << 0           # EXPLICIT_BATCH on 8.6
+    gpu = Config()
+    apply_settings(Builder(), gpu, "input", _settings(QUICK))
+    assert not hasattr(gpu, "DLA_core") and not hasattr(gpu, "default_device_type")
+
+
+# ------------------------------------------------------------------ what the engine did
+
+# TensorRT 8.x builder log (INFO), as printed for a CNN on DLA with GPU fallback.
+LOG_8X = ["Tensor DataType is determined at build time for tensors not marked as input or output.",
+          "---------- Layers Running on DLA ----------",
+          "[DlaLayer] {ForeignNode[/cnn/cnn.0/Conv.../cnn/cnn.11/Relu]}",
+          "[DlaLayer] {ForeignNode[/linear/Gemm]}",
+          "---------- Layers Running on GPU ----------",
+          "[GpuLayer] POOLING: /pool/GlobalAveragePool",
+          "[GpuLayer] SHUFFLE: reshape_after_/linear/Gemm",
+          "[MemUsageChange] Init cuBLAS/cuBLASLt: CPU +0, GPU +0, now: CPU 0, GPU 0 (MiB)",
+          "[GpuLayer] not a placement line: after the section"]
+# Older releases (TensorRT 7, e.g. through DeepStream): one message per list.
+LOG_7 = ["--------------- Layers running on DLA: ", "",
+         "--------------- Layers running on GPU: ",
+         "conv1 + activation_1/Relu, block_1a_conv_1 + activation_2/Relu, conv2d_bbox, "]
+
+
+def test_layer_placement_from_the_builder_log():
+    p = parse_layer_placement(LOG_8X)
+    assert p == {"dla_layers": 2, "dla": ["{ForeignNode[/cnn/cnn.0/Conv.../cnn/cnn.11/Relu]}",
+                                          "{ForeignNode[/linear/Gemm]}"],
+                 "gpu_layers": 2, "gpu": ["POOLING: /pool/GlobalAveragePool",
+                                          "SHUFFLE: reshape_after_/linear/Gemm"]}
+    old = parse_layer_placement(LOG_7)
+    assert old["dla_layers"] == 0 and old["gpu"] == ["conv1 + activation_1/Relu",
+                                                    "block_1a_conv_1 + activation_2/Relu",
+                                                    "conv2d_bbox"]
+    assert parse_layer_placement(["[MemUsageChange] Init CUDA", "Loaded engine"]) is None
+    many = ["---------- Layers Running on GPU ----------"] + [f"[GpuLayer] L{i}" for i in range(100)]
+    assert parse_layer_placement(many)["gpu_layers"] == 100
+    assert len(parse_layer_placement(many)["gpu"]) == 40
+
+
+def test_engine_inspector_summary():
+    names_only = json.dumps({"Layers": ["conv1 + relu1", "pool", "fc"], "Bindings": ["x", "y"]})
+    assert summarize_engine_information(names_only) == {"layers": 3}
+    detailed = json.dumps({"Layers": [{"Name": "a", "LayerType": "CaskConvolution"},
+                                      {"Name": "b", "LayerType": "CaskConvolution"},
+                                      {"Name": "c", "LayerType": "Reformat"}], "Bindings": []})
+    assert summarize_engine_information(detailed) == {
+        "layers": 3, "layer_types": {"CaskConvolution": 2, "Reformat": 1}}
+
+
+def test_sync_point_is_stated():
+    assert sync_point("tensors", False).startswith(
+        "cudaStreamSynchronize (torch.cuda.Stream.synchronize) once per call, after "
+        "execute_async_v3 and the device-to-host copy")
+    assert "after the CUDA graph launch (captured execute_async_v3)" in sync_point("tensors", True)
+    assert "execute_async_v2" in sync_point("bindings", False)
 
 # ------------------------------------------------------------------ engine cache key
 
+def _build(**opts) -> dict:
+    return engine_fields(builder_settings(variant_options(opts), measured_batches(QUICK),
+                                          plan_for("10.3.0.30"), (3, 224, 224)))
+
+
 BASE = dict(spec_key="a1b2c3d4e5f60718", onnx_sha256="ab" * 32, trt_version="10.3.0.30",
-            gpu_name="Orin", compute_capability="8.7",
-            shapes=((1, 3, 224, 224), (8, 3, 224, 224), (64, 3, 224, 224)), fp16_via="builder_flag")
+            gpu_name="Orin", compute_capability="8.7", build=_build(), fp16_via="builder_flag")
 
 
 def test_engine_key_is_stable():
     assert engine_cache_key(**BASE) == engine_cache_key(**dict(BASE))
     assert len(engine_cache_key(**BASE)) == 16
+    # Run-time choices do not change the engine: the same engine serves them.
+    assert _build(trt_cuda_graph=True) == _build()
 
 
 @pytest.mark.parametrize("field,other", [
@@ -95,7 +406,12 @@ def test_engine_key_is_stable():
     ("trt_version", "8.6.2.3"),
     ("gpu_name", "NVIDIA H100 80GB HBM3"),
     ("compute_capability", "9.0"),
-    ("shapes", ((1, 3, 224, 224), (8, 3, 224, 224), (128, 3, 224, 224))),
+    ("build", _build(trt_max_batch=128)),
+    ("build", _build(trt_opt_batch=4)),
+    ("build", _build(trt_dla_core=0)),
+    ("build", _build(trt_dla_core=1)),
+    ("build", _build(trt_dla_core=0, trt_dla_no_gpu_fallback=True)),
+    ("build", _build(trt_workspace_mb=512)),
     ("fp16_via", "fp16_onnx"),
 ])
 def test_engine_key_changes_with_every_input(field, other):
@@ -219,8 +535,11 @@ def test_available_says_no_with_the_real_reason():
     conv = converters.get("tensorrt-fp16")
     assert conv.precision == "fp16"
     av = conv.available({})
-    if importlib.util.find_spec("tensorrt") is None:
+    spec = importlib.util.find_spec("tensorrt")
+    if spec is None:
         assert not av.ok and "No module named 'tensorrt'" in av.reason
+    elif spec.origin in (None, "namespace"):      # only type stubs (tensorrt-stubs): no module
+        assert not av.ok and "is not NVIDIA's TensorRT" in av.reason
     else:
         import torch
 
@@ -247,9 +566,16 @@ def test_trt_module_is_nvidias_top_level_tensorrt(monkeypatch):
 
     fake = types.ModuleType("tensorrt")
     fake.__version__ = "10.3.0.30"
+    fake.Builder = object
     monkeypatch.setitem(sys.modules, "tensorrt", fake)
     assert trt_module() is fake
     monkeypatch.setitem(sys.modules, "tensorrt", None)   # what a missing module looks like
     with pytest.raises(ImportError, match="tensorrt"):
+        trt_module()
+    # tensorrt-stubs installs a folder of .pyi files, imported as an empty namespace package.
+    stubs = types.ModuleType("tensorrt")
+    stubs.__path__ = ["/venv/site-packages/tensorrt"]
+    monkeypatch.setitem(sys.modules, "tensorrt", stubs)
+    with pytest.raises(ImportError, match="not NVIDIA's TensorRT"):
         trt_module()
 

@@ -82,14 +82,17 @@ class JaxFlaxConverter(Converter):
         from .predictor import compile_forward, make_forward, shape_key
 
         path = store.path_for(spec, cache)
+        rebuilt = store.check(path) if path.is_file() else ""
         cached = path.is_file()
         if cached:
-            ported, convert_s = store.load(path), 0.0
+            ported, convert_s = store.load(path, checked=True), 0.0
         else:
             ported, convert_s = self._port(spec, family)
             t0 = time.perf_counter()
             store.save(path, ported)
             ported.meta["save_s"] = round(time.perf_counter() - t0, 3)
+            if rebuilt:
+                ported.meta["cache_rebuilt"] = rebuilt
 
         # Compile batch 1 now: the compile time is part of converting for a JIT runtime,
         # and load() reuses the executable so the cold start measures a run, not a compile.

@@ -1,8 +1,9 @@
 """The converted model on disk: one pickle holding the Flax module, its params and meta.
 
 The cache key covers the model spec, this package's source and the jax/flax versions, so
-editing a porter or upgrading Flax never reuses a stale conversion. Pickle is safe here
-because the cache only ever holds files this module wrote.
+editing a porter or upgrading Flax never reuses a stale conversion. Unpickling runs code the
+file names, so the file is treated as an executed artifact: ``save`` records its sha256 and
+``load`` refuses a file whose bytes no longer match it (``edgebench.cache_integrity``).
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import importlib.metadata
 import os
 import pickle
 from pathlib import Path
+
+from edgebench.cache_integrity import check_cached, require, seal
 
 FORMAT_VERSION = 1
 
@@ -47,9 +50,20 @@ def save(path: Path, ported: PortedModel) -> None:
     with open(tmp, "wb") as f:
         pickle.dump(blob, f, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(tmp, path)   # atomic: a crashed run never leaves a half-written artifact
+    seal(path)
 
 
-def load(path) -> PortedModel:
+def check(path) -> str:
+    """On a cache hit: "" when ``path`` may be loaded, else why it was moved aside (rebuild).
+    A full hash every time: the pickle is executed."""
+    return check_cached(path, executed=True)
+
+
+def load(path, checked: bool = False) -> PortedModel:
+    """Unpickle the artifact; unless the caller has just ``check``ed it, its sha256 is
+    verified first (``CacheCorrupted`` when it does not match)."""
+    if not checked:
+        require(path)
     with open(path, "rb") as f:
         blob = pickle.load(f)
     if blob.get("format") != FORMAT_VERSION:

@@ -1,18 +1,36 @@
 """TensorRT FP16 engines built from the shared ONNX export (``tensorrt-fp16``).
 
 Layout of this package (one job per module):
-  plan.py         what the installed TensorRT needs (version table: 8.4 to 11), the variant's
-                  options, profile shapes, engine and timing-cache keys: pure functions
+  plan.py         what the installed TensorRT needs (version table: 8.4 to 11, DLA per
+                  version), the variant's options, the batch sizes a cell measures and the
+                  engine's profiles, the builder settings as plain data, engine and
+                  timing-cache keys, reading the builder log and inspector: pure functions
   onnx_fp16.py    FP32 ONNX -> FP16 ONNX for strongly typed TensorRT (11+; ``--trt-fp16-mode onnx``)
-  build.py        importing tensorrt, its logger, the GPU's identity, the engine build and
-                  timing cache
-  predictor.py    ``TrtPredictor``: one execution context, torch.cuda buffers, the timed call
-  __init__.py     the registered ``Converter``: availability, the cached convert, load
+  build.py        importing tensorrt, its logger, the GPU's identity, ``apply_settings`` (the
+                  settings -> builder-config calls), the engine build and timing cache
+  predictor.py    ``TrtPredictor``: one execution context, torch.cuda buffers and stream,
+                  optional CUDA graph, the timed call
+  __init__.py     the registered ``Converter``: options, availability, the cached convert, load
+
+Options: ``--trt-max-batch`` / ``--trt-opt-batch`` (the profile; rule in plan.py),
+``--trt-workspace-mb``, ``--trt-fp16-mode``, ``--trt-cuda-graph``, ``--trt-dla-core N``
+(+ ``--trt-dla-no-gpu-fallback``).
+
+What the record's ``variant_meta`` says (besides versions, GPU and the ONNX it came from):
+``batches`` (the engine's max/opt batch and where each came from, the sizes the cell
+measures, the sizes the predictor offers, notes such as a throughput search capped by
+``--trt-max-batch``), ``trt_profiles`` (min/opt/max shape of every optimisation profile, read
+back from the engine), ``builder`` (flags, workspace, device type, DLA core, GPU fallback,
+profiling verbosity), ``dla`` (null, or the core, fallback, DLA limits, how many layers the
+DLA can run and the builder's DLA/GPU layer placement), ``engine_layers`` (engine inspector
+summary), ``cuda_graph`` (enabled, and how it is captured and replayed) and ``sync`` (where a
+call waits for the device).
 
 Caches (under the run's cache dir): ``tensorrt/<model>-<key>.engine`` (+ ``.json`` with build
 facts) where key = model/weights (``spec.key``), ONNX file hash, TensorRT version, GPU name and
-compute capability, profile and FP16 route; ``tensorrt/timing-<trt>-<gpu>-sm<cc>.cache``: the
-timing cache, shared by all models on that GPU/TensorRT.
+compute capability, builder settings (profiles, flags, DLA core, workspace) and FP16 route;
+``tensorrt/timing-<trt>-<gpu>-sm<cc>.cache``: the timing cache, shared by all models on that
+GPU/TensorRT. An engine's sha256 is checked before every deserialize.
 
 Importing this package imports neither tensorrt nor torch nor onnxconverter-common: the
 registry lists every variant. ``import tensorrt`` (in build.py) is absolute and reaches
@@ -20,6 +38,7 @@ NVIDIA's module, not this package.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -27,31 +46,52 @@ from pathlib import Path
 from converters import register
 from converters.base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor,
                              SkipVariant)
+from edgebench.cache_integrity import check_cached, seal
 from edgebench.util import atomic_write_json
 
-from .build import build_engine, device_identity, make_logger, replace_bytes, trt_module
+from .build import (build_engine, device_identity, make_logger, read_engine, replace_bytes,
+                    trt_module)
 from .onnx_fp16 import to_fp16_onnx
-from .plan import (DEFAULT_MAX_BATCH, DEFAULT_OPT_BATCH, engine_cache_key, plan_for,
-                   profile_shapes, timing_cache_path, variant_options)
+from .plan import (DEFAULT_OPT_BATCH, TrtPlan, builder_settings, engine_cache_key, engine_fields,
+                   measured_batches, plan_for, timing_cache_path, variant_options)
 
 
 @register
 class TensorRTFP16(Converter):
     name = "tensorrt-fp16"
     precision = "fp16"
-    description = "TensorRT FP16 engine from the ONNX export (one dynamic-batch profile)"
+    description = ("TensorRT FP16 engine from the ONNX export (one dynamic-batch profile; DLA: "
+                   "one static profile per measured batch size)")
     cli_options = (
-        ("--trt-opt-batch", {"type": int, "default": None, "metavar": "N",
-                             "help": f"TensorRT profile's optimal batch (default {DEFAULT_OPT_BATCH})"}),
         ("--trt-max-batch", {"type": int, "default": None, "metavar": "N",
-                             "help": "TensorRT profile's max batch when --max-batch is not given "
-                                     f"(default {DEFAULT_MAX_BATCH})"}),
+                             "help": "TensorRT engine's max batch. Default: the run profile's "
+                                     "throughput max_batch (or its accuracy batch, if larger). "
+                                     "Below that cap the throughput search stops at N, and the "
+                                     "record says so"}),
+        ("--trt-opt-batch", {"type": int, "default": None, "metavar": "N",
+                             "help": "TensorRT profile's optimal batch (the shape tactics are "
+                                     f"timed for; default {DEFAULT_OPT_BATCH}, never above the "
+                                     "max batch)"}),
         ("--trt-workspace-mb", {"type": int, "default": None, "metavar": "MB",
                                 "help": "TensorRT builder workspace limit (default: TensorRT's)"}),
         ("--trt-fp16-mode", {"choices": ["auto", "flag", "onnx"], "default": None,
                              "help": "how FP16 is requested: BuilderFlag.FP16 (flag, TensorRT <= 10), "
                                      "an FP16 ONNX on a strongly typed network (onnx, TensorRT >= 9; "
                                      "the only way on 11), or auto (flag where it exists)"}),
+        ("--trt-cuda-graph", {"action": "store_true",
+                              "help": "capture the TensorRT enqueue in a CUDA graph and launch "
+                                      "the graph, as trtexec --useCudaGraph (captured again when "
+                                      "the input shape changes). Default: execute_async_v3 on "
+                                      "every call"}),
+        ("--trt-dla-core", {"type": int, "default": None, "metavar": "N",
+                            "help": "build for DLA core N (AGX Orin: 0 or 1) with GPU fallback "
+                                    "for layers the DLA cannot run; one static profile per "
+                                    "measured batch size (DLA has no dynamic shapes). "
+                                    "TensorRT 8.5-10.7 (JetPack 6) or 11.4.1+ (JetPack 7.2.2+)"}),
+        ("--trt-dla-no-gpu-fallback", {"action": "store_true",
+                                       "help": "with --trt-dla-core: no GPU fallback; a model with "
+                                               "a layer the DLA cannot run is skipped, naming "
+                                               "the layers"}),
     )
 
     def versions(self) -> dict:
@@ -68,6 +108,9 @@ class TensorRTFP16(Converter):
             pass
         return out
 
+    def check_options(self, options: dict) -> None:
+        variant_options(options)    # ValueError naming the flag
+
     def available(self, options: dict | None = None) -> Availability:
         try:
             trt = trt_module()
@@ -76,9 +119,13 @@ class TensorRTFP16(Converter):
                                    "--system-site-packages; see jetson/README.md)")
         version = trt.__version__
         try:
-            plan = plan_for(version, (options or {}).get("trt_fp16_mode") or "auto")
+            opts = variant_options(options)
+            plan = plan_for(version, opts["fp16_mode"])
         except ValueError as e:
             return Availability.no(str(e), tensorrt=version)
+        if opts["dla_core"] is not None and plan.no_dla:
+            return Availability.no(f"--trt-dla-core {opts['dla_core']}: TensorRT {version}: "
+                                   f"{plan.no_dla}", tensorrt=version)
         try:
             import torch
         except ImportError as e:
@@ -87,13 +134,17 @@ class TensorRTFP16(Converter):
             return Availability.no("no CUDA device (torch.cuda.is_available() is False)",
                                    tensorrt=version, torch=torch.__version__)
         try:
-            builder = trt.Builder(make_logger(trt))
+            builder = trt.Builder(make_logger())
         except Exception as e:  # noqa: BLE001 - a builder that cannot start is a reason
             return Availability.no(f"trt.Builder failed: {type(e).__name__}: {e}", tensorrt=version)
         if builder is None:
             return Availability.no("trt.Builder returned None (no usable CUDA device?)",
                                    tensorrt=version)
+        n_dla = int(builder.num_DLA_cores)
         del builder
+        if opts["dla_core"] is not None and opts["dla_core"] >= n_dla:
+            return Availability.no(f"--trt-dla-core {opts['dla_core']}: this device has {n_dla} "
+                                   "DLA core(s) (Builder.num_DLA_cores)", tensorrt=version)
         if plan.fp16_via == "fp16_onnx":
             try:
                 import onnxconverter_common  # noqa: F401
@@ -102,32 +153,60 @@ class TensorRTFP16(Converter):
                                        "pip install 'edgebench[tensorrt]'", tensorrt=version)
         name, cc = device_identity()
         return Availability.yes(tensorrt=version, gpu=name, compute_capability=cc,
-                                fp16_via=plan.fp16_via, io_api=plan.io_api)
+                                fp16_via=plan.fp16_via, io_api=plan.io_api, dla_cores=n_dla)
+
+    def _settings(self, spec: ModelSpec, version: str) -> tuple[TrtPlan, dict, dict]:
+        """(plan, options, builder settings) for this spec on this TensorRT: pure, so
+        convert() and load() agree on the engine and the batch sizes it serves."""
+        opts = variant_options(spec.options)
+        plan = plan_for(version, opts["fp16_mode"])
+        settings = builder_settings(opts, measured_batches(spec.options), plan,
+                                    spec.input_size, self.precision)
+        return plan, opts, settings
 
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
         from converters.onnxruntime import export_onnx
 
         trt = trt_module()
-        opts = variant_options(spec.options)
-        plan = plan_for(trt.__version__, opts["fp16_mode"])
+        try:
+            plan, _, settings = self._settings(spec, trt.__version__)
+        except ValueError as e:
+            raise SkipVariant(str(e)) from e
         onnx_art = export_onnx(spec, cache)
         onnx_sha = onnx_art.sha256() or ""
         gpu, cc = device_identity()
-        shapes = profile_shapes(spec.input_size, opts["opt_batch"], opts["max_batch"])
-        key = engine_cache_key(spec.key(), onnx_sha, trt.__version__, gpu, cc, shapes, plan.fp16_via)
+        key = engine_cache_key(spec.key(), onnx_sha, trt.__version__, gpu, cc,
+                               engine_fields(settings), plan.fp16_via)
         folder = Path(cache) / "tensorrt"
         folder.mkdir(parents=True, exist_ok=True)
         engine_path = folder / f"{spec.name}-{key}.engine"
         meta_path = engine_path.with_suffix(".json")
+        # This run's batch plan (not the engine's: another run may reuse the engine).
         base_meta = {"tensorrt": trt.__version__, "gpu": gpu, "compute_capability": cc,
                      "fp16_via": plan.fp16_via, "io_api": plan.io_api, "engine_key": key,
                      "onnx": onnx_art.path, "onnx_sha256": onnx_sha,
-                     "onnx_exporter": onnx_art.meta.get("exporter")}
+                     "onnx_exporter": onnx_art.meta.get("exporter"),
+                     "batches": settings["batches"]}
+        # What this process rebuilt from a corrupted cache: into the record, never the .json.
+        notes = {}
+        if onnx_art.meta.get("cache_rebuilt"):
+            notes["onnx_cache_rebuilt"] = onnx_art.meta["cache_rebuilt"]
         if engine_path.is_file() and meta_path.is_file():
-            meta = {**json.loads(meta_path.read_text()), **base_meta}
-            return Artifact(self.name, path=str(engine_path), cached=True, meta=meta)
+            # An engine is executed code: its bytes are fully hashed on every reuse. The
+            # checked bytes go to load() in artifact.obj, so what is deserialized is what
+            # was hashed (a later load without them reads and checks again: read_engine).
+            data = engine_path.read_bytes()
+            rebuilt = check_cached(engine_path, executed=True, data=data)
+            if not rebuilt:
+                meta = {**json.loads(meta_path.read_text()), **base_meta, **notes}
+                return Artifact(self.name, path=str(engine_path), cached=True, meta=meta,
+                                obj=data)
+            notes["cache_rebuilt"] = rebuilt
+            del data
         t = time.perf_counter()
-        source = onnx_art.path
+        if not onnx_art.path:
+            raise RuntimeError("the ONNX export gave no file")
+        source: str = onnx_art.path
         extra: dict = {}
         if plan.fp16_via == "fp16_onnx":
             source = str(folder / f"{spec.name}-{key}.fp16.onnx")
@@ -135,28 +214,43 @@ class TensorRTFP16(Converter):
             extra = to_fp16_onnx(onnx_art.path, source)
             extra["fp16_convert_s"] = round(time.perf_counter() - t16, 3)
         try:
-            engine, build_meta = build_engine(trt, plan, source, spec.input_size, opts,
+            engine, build_meta = build_engine(source, settings,
                                               timing_cache_path(folder, trt.__version__, gpu, cc))
+        except ValueError as e:          # the DLA cannot take this engine (build.py says why)
+            raise SkipVariant(str(e)) from e
         except RuntimeError as e:
             if "out of memory" in str(e).lower():
                 raise OutOfMemory(str(e)) from e
             raise
         replace_bytes(engine_path, engine)
+        seal(engine_path, hashlib.sha256(engine).hexdigest())
         convert_s = time.perf_counter() - t
         meta = {**base_meta, **build_meta, **extra, "convert_s": round(convert_s, 3),
                 "onnx_export_s": onnx_art.meta.get("export_s")}
-        atomic_write_json(meta_path, meta)
+        atomic_write_json(meta_path, {k: v for k, v in meta.items() if k != "batches"})
+        meta = {**meta, **notes}
         # convert_s covers FP16 conversion + engine build; the shared ONNX export is timed by
         # the onnx artifact (onnx_export_s) when it happened in this process.
         return Artifact(self.name, path=str(engine_path), convert_s=convert_s + onnx_art.convert_s,
-                        meta=meta)
+                        meta=meta, obj=bytes(engine))
 
     def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
         from .predictor import TrtPredictor
 
         trt = trt_module()
-        plan = plan_for(trt.__version__, variant_options(spec.options)["fp16_mode"])
+        plan, opts, settings = self._settings(spec, trt.__version__)
+        # The bytes convert() just hashed, else read and hashed now: checked before every
+        # deserialize either way.
+        if isinstance(artifact.obj, bytes):
+            data = artifact.obj
+        elif artifact.path:
+            data = read_engine(artifact.path)
+        else:
+            raise RuntimeError("the TensorRT artifact has no engine file")
+        artifact.obj = None
+        run = {"batch_sizes": settings["batches"]["run_batch_sizes"],
+               "cuda_graph": opts["cuda_graph"], "dla_core": opts["dla_core"]}
         try:
-            return TrtPredictor(trt, Path(artifact.path).read_bytes(), plan, dict(artifact.meta))
+            return TrtPredictor(data, plan, dict(artifact.meta), run)
         except ImportError as e:
             raise SkipVariant(str(e)) from e

@@ -7,32 +7,63 @@ Version branches (``plan_for(version)``):
 TensorRT   JetPack             what changes here
 =========  ==================  ============================================================
 8.4        5.0                 ``create_network(1 << EXPLICIT_BATCH)``; binding-index I/O API
-                               (``set_binding_shape``, ``execute_async_v2``)
+                               (``set_binding_shape``, ``execute_async_v2``); no DLA here
+                               (DLA engines need the name-based API, see below)
 8.5-8.6    5.1 (8.5), 6.0      still EXPLICIT_BATCH; name-based tensor API exists
            (8.6.2, the paper)  (``set_input_shape``, ``set_tensor_address``,
-                               ``execute_async_v3``); ``set_memory_pool_limit``
-10.x       6.1/6.2 (10.3),     networks always explicit batch (flag deprecated, not passed);
-           7.x (Thor)          ``BuilderFlag.FP16`` on the FP32 ONNX (weak typing)
+                               ``execute_async_v3``); ``set_memory_pool_limit``; DLA with
+                               ``BuilderFlag.FP16``
+10.0-10.7  6.1/6.2 (10.3)      networks always explicit batch (flag deprecated, not passed);
+                               ``BuilderFlag.FP16`` on the FP32 ONNX (weak typing); DLA as 8.6
+10.8+      7.x (Thor)          as 10.0, but no DLA ("TensorRT 10.7 was the last 10.x release
+                               that supported DLA", NVIDIA's DLA docs)
 11.x       none yet (NVIDIA:   weak typing removed: no ``BuilderFlag.FP16``; networks are
            "JetPack is not     strongly typed, so FP16 means an FP16 ONNX. We convert the
            supported" in 11.3  export with onnxconverter-common's
            and 11.4)           ``convert_float_to_float16(keep_io_types=True)``: FP16 weights
-                               and compute, FP32 graph inputs/outputs (``onnx_fp16.py``)
+                               and compute, FP32 graph inputs/outputs (``onnx_fp16.py``).
+                               DLA: none in 11.0-11.4.0; 11.4.1 has it again on AGX Orin with
+                               JetPack 7.2.2+, strongly typed (the FP16 ONNX route)
 =========  ==================  ============================================================
 
 ``--trt-fp16-mode onnx`` forces the FP16-ONNX path on TensorRT 10 as well (strongly typed
 network), for comparing the two ways of getting FP16.
+
+Batch sizes (``measured_batches``, ``batch_plan``): a cell runs batch 1 (cold start,
+latency), the profile's accuracy batch (parity, accuracy) and the throughput search's sizes
+1, 2, 4, ... up to the run profile's throughput ``max_batch`` (with halfway steps on
+out-of-memory). The engine's optimisation profile covers all of them:
+
+* GPU (default): one dynamic profile, min 1, opt ``--trt-opt-batch`` (default 8, never above
+  max), max ``--trt-max-batch`` when given, else the larger of the run profile's throughput
+  ``max_batch`` and its accuracy batch. A ``--trt-max-batch`` below the search cap ends the
+  throughput search there, and the record says so (``batches.notes``; the measurement's own
+  ``stop_reason`` names the largest size the variant was built for).
+* DLA (``--trt-dla-core N``): DLA has no dynamic dimensions ("the profile's min, max, and opt
+  values must be equal", NVIDIA's DLA restrictions), so the engine holds one static profile
+  per batch size the cell measures (up to the same max), and the predictor offers exactly
+  those sizes to the measurements.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 DEFAULT_OPT_BATCH = 8
+# The throughput search cap when the run gives none (the variant used outside a run).
 DEFAULT_MAX_BATCH = 64
+# "The maximum supported batch size is 4096" (DLA general restrictions); the builder's own
+# figure (Builder.max_DLA_batch_size) is what the build checks.
+DLA_MAX_BATCH_DOCUMENTED = 4096
+LIST_CAP = 40            # names kept in the record per list (layer placement)
+# Where an optimisation profile's shapes come from, for the record.
+PROFILE_FIELDS = ("min", "opt", "max")
 
 
 def parse_version(version: str) -> tuple[int, int, int]:
@@ -52,6 +83,25 @@ class TrtPlan:
     strongly_typed_flag: bool     # pass 1 << STRONGLY_TYPED (only on the fp16_onnx route)
     io_api: str                   # "tensors" (>= 8.5) | "bindings"
     shipped_with: str             # informative: which JetPack carries this TensorRT
+    no_dla: str = ""              # why this TensorRT (with this FP16 route) cannot use DLA; "" = can
+
+
+def dla_unsupported(v: tuple[int, int, int], fp16_via: str) -> str:
+    """Why DLA cannot be used with TensorRT ``v`` on the ``fp16_via`` route ("" when it can)."""
+    if v[:2] < (8, 5):
+        return ("DLA needs TensorRT 8.5+ here: a DLA engine has one static profile per batch "
+                "size, selected through the name-based tensor API that 8.4 lacks")
+    if v[:2] <= (10, 7):
+        if fp16_via == "fp16_onnx":
+            return ("DLA on TensorRT 8.x/10.x takes FP16 from BuilderFlag.FP16 (--trt-fp16-mode "
+                    "flag or auto); strongly typed DLA networks are documented from TensorRT "
+                    "11.4.1 (JetPack 7.2.2+)")
+        return ""
+    if v < (11, 4, 1):
+        return ("no DLA in this TensorRT: NVIDIA's docs say TensorRT 10.7 was the last 10.x "
+                "release that supported DLA and 11.0 to 11.4.0 have none on Linux/JetPack "
+                "(11.4.1 brings it back on AGX Orin with JetPack 7.2.2+)")
+    return ""
 
 
 def plan_for(version: str, fp16_mode: str = "auto") -> TrtPlan:
@@ -89,35 +139,252 @@ def plan_for(version: str, fp16_mode: str = "auto") -> TrtPlan:
         strongly_typed_flag=(via == "fp16_onnx" and major < 11),  # implied in 11, ignored if set
         io_api="tensors" if (major, minor) >= (8, 5) else "bindings",
         shipped_with=shipped,
+        no_dla=dla_unsupported(v, via),
     )
 
 
+# ------------------------------------------------------------------ options
+
+def _int_option(o: dict, key: str, flag: str, minimum: int) -> int | None:
+    v = o.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError(f"{flag} {v!r}: must be an integer >= {minimum}")
+    if v < minimum:
+        raise ValueError(f"{flag} {v}: must be >= {minimum}")
+    return v
+
+
 def variant_options(spec_options: dict | None) -> dict:
-    """The variant's settings from ``ModelSpec.options`` (the CLI's --trt-* and --max-batch)."""
+    """The variant's own settings from ``ModelSpec.options`` (the CLI's --trt-* flags), checked:
+    ValueError naming the flag for a value that cannot be right anywhere."""
     o = spec_options or {}
-    return {"opt_batch": int(o.get("trt_opt_batch") or DEFAULT_OPT_BATCH),
-            "max_batch": int(o.get("max_batch") or o.get("trt_max_batch") or DEFAULT_MAX_BATCH),
-            "workspace_mb": o.get("trt_workspace_mb"),
-            "fp16_mode": o.get("trt_fp16_mode") or "auto"}
+    mx = _int_option(o, "trt_max_batch", "--trt-max-batch", 1)
+    opt = _int_option(o, "trt_opt_batch", "--trt-opt-batch", 1)
+    dla_core = _int_option(o, "trt_dla_core", "--trt-dla-core", 0)
+    fp16_mode = o.get("trt_fp16_mode") or "auto"
+    if fp16_mode not in ("auto", "flag", "onnx"):
+        raise ValueError(f"--trt-fp16-mode must be auto, flag or onnx, not {fp16_mode!r}")
+    if mx is not None and opt is not None and opt > mx:
+        raise ValueError(f"--trt-opt-batch {opt} is above --trt-max-batch {mx} (TensorRT needs "
+                         "min <= opt <= max)")
+    if dla_core is None and o.get("trt_dla_no_gpu_fallback"):
+        raise ValueError("--trt-dla-no-gpu-fallback needs --trt-dla-core N")
+    out = {"trt_max_batch": mx, "trt_opt_batch": opt,
+           "workspace_mb": _int_option(o, "trt_workspace_mb", "--trt-workspace-mb", 1),
+           "fp16_mode": fp16_mode, "dla_core": dla_core,
+           "gpu_fallback": not o.get("trt_dla_no_gpu_fallback"),
+           "cuda_graph": bool(o.get("trt_cuda_graph"))}
+    return out
 
 
-def profile_shapes(input_size: tuple, opt_batch: int, max_batch: int) -> tuple[tuple, tuple, tuple]:
-    if max_batch < 1:
-        raise ValueError("max_batch must be >= 1")
-    opt = max(1, min(opt_batch, max_batch))
-    c_h_w = tuple(int(d) for d in input_size)
-    return (1, *c_h_w), (opt, *c_h_w), (max_batch, *c_h_w)
+def search_sizes(cap: int) -> list[int]:
+    """The throughput search's batch sizes: 1, 2, 4, ... while <= cap (``measure.throughput``;
+    its out-of-memory step-downs fall between two of these)."""
+    out, b = [], 1
+    while b <= cap:
+        out.append(b)
+        b *= 2
+    return out
+
+
+def measured_batches(spec_options: dict | None) -> dict:
+    """The batch sizes a cell of this run measures. The run gives the throughput cap in
+    ``options["max_batch"]`` (the worker passes the run profile's throughput max_batch) and
+    the accuracy batch in ``options["accuracy_batch"]``; without the latter, the named
+    run profile's (``options["profile"]``) is used."""
+    o = spec_options or {}
+    cap, cap_from = o.get("max_batch"), "the run profile's throughput max_batch"
+    if not cap:
+        cap, cap_from = DEFAULT_MAX_BATCH, f"default {DEFAULT_MAX_BATCH} (no run profile given)"
+    acc, acc_from = o.get("accuracy_batch"), "the run profile's accuracy_batch"
+    if not acc and o.get("profile"):
+        from edgebench.profiles import PROFILES
+
+        prof = PROFILES.get(str(o["profile"]))
+        if prof:
+            acc, acc_from = prof["accuracy_batch"], f"profile '{o['profile']}' accuracy_batch"
+    if not acc:
+        acc, acc_from = None, "unknown (no run profile given)"
+    cap = int(cap)
+    return {"latency": 1, "accuracy": acc, "parity": acc, "throughput": search_sizes(cap),
+            "throughput_cap": cap, "throughput_cap_from": cap_from, "accuracy_from": acc_from}
+
+
+def batch_plan(opts: dict, measured: dict, dla: bool) -> dict:
+    """The engine's batch range and the sizes the predictor offers the measurements (see the
+    module doc). ``opts`` from ``variant_options``, ``measured`` from ``measured_batches``."""
+    cap, acc = measured["throughput_cap"], measured["accuracy"]
+    given_max, given_opt = opts["trt_max_batch"], opts["trt_opt_batch"]
+    notes: list[str] = []
+    if given_max is not None:
+        mx, mx_from = given_max, "--trt-max-batch"
+    else:
+        mx = max(cap, acc or 1)
+        mx_from = f"{measured['throughput_cap_from']} ({cap})"
+        if acc and acc > cap:
+            mx_from += f", raised to the accuracy batch {acc}"
+    wanted = sorted({1, *measured["throughput"], *([acc] if acc else [])})
+    if mx < cap:
+        notes.append(f"the engine's max batch {mx} ({mx_from}) is below this run's throughput "
+                     f"search cap {cap}: the search stops at {mx}")
+    if acc and acc > mx:
+        runs_at = max(b for b in [*search_sizes(mx), mx] if b <= acc)
+        notes.append(f"the accuracy/parity batch {acc} is above the engine's max batch {mx}: "
+                     f"they run at batch {runs_at}")
+    if dla:
+        sizes = sorted({b for b in wanted if b <= mx} | ({mx} if mx < cap else set()))
+        if given_opt is not None:
+            notes.append(f"--trt-opt-batch {given_opt} not used: DLA profiles are static "
+                         "(min = opt = max)")
+        if mx > sizes[-1]:
+            notes.append(f"DLA: one static profile per measured batch size, none above "
+                         f"{sizes[-1]} (--trt-max-batch {mx} is above every size this run "
+                         "measures)")
+        return {"dynamic": False, "max_batch": sizes[-1], "max_batch_from": mx_from,
+                "opt_batch": None, "opt_batch_from": "DLA: static profiles (min = opt = max)",
+                "profile_batches": [[b, b, b] for b in sizes], "measured": wanted,
+                "run_batch_sizes": sizes, "notes": notes}
+    if given_opt is not None:
+        opt, opt_from = given_opt, "--trt-opt-batch"
+    else:
+        opt, opt_from = DEFAULT_OPT_BATCH, f"default {DEFAULT_OPT_BATCH}"
+    if opt > mx:
+        notes.append(f"opt batch {opt} ({opt_from}) lowered to the max batch {mx}")
+        opt, opt_from = mx, f"{opt_from}, lowered to the max batch"
+    if mx >= cap and (not acc or acc <= mx):
+        run_sizes = None      # any size 1..mx: the search and every step-down fit
+    else:
+        run_sizes = sorted({*search_sizes(mx), mx, *([acc] if acc and acc <= mx else [])})
+    return {"dynamic": True, "max_batch": mx, "max_batch_from": mx_from,
+            "opt_batch": opt, "opt_batch_from": opt_from, "profile_batches": [[1, opt, mx]],
+            "measured": wanted, "run_batch_sizes": run_sizes, "notes": notes}
+
+
+def builder_settings(opts: dict, measured: dict, plan: TrtPlan, input_size: Iterable[int],
+                     precision: str = "fp16") -> dict:
+    """Everything the builder is told, as plain data: network-creation flags, builder flags,
+    workspace limit, device (GPU or DLA core), profiling verbosity and the optimisation
+    profiles' shapes (``apply_settings`` in build.py turns it into TensorRT calls). ``batches``
+    is the batch plan (for the record and the predictor; not part of the engine).
+    ValueError when the options cannot work with this TensorRT."""
+    dla = opts["dla_core"] is not None
+    if dla:
+        if precision not in ("fp16", "int8"):
+            raise ValueError(f"DLA runs FP16 or INT8 networks only, not {precision}")
+        if plan.no_dla:
+            raise ValueError(f"--trt-dla-core {opts['dla_core']}: {plan.no_dla}")
+    chw = [int(d) for d in input_size]
+    batches = batch_plan(opts, measured, dla)
+    net_flags = (["EXPLICIT_BATCH"] if plan.explicit_batch_flag else []) + \
+                (["STRONGLY_TYPED"] if plan.strongly_typed_flag else [])
+    flags = (["FP16"] if plan.fp16_via == "builder_flag" else []) + \
+            (["GPU_FALLBACK"] if dla and opts["gpu_fallback"] else [])
+    return {"network_flags": net_flags, "builder_flags": flags,
+            "workspace_bytes": (int(opts["workspace_mb"]) << 20) if opts["workspace_mb"] else None,
+            "default_device_type": "DLA" if dla else "GPU",
+            "dla_core": opts["dla_core"], "gpu_fallback": opts["gpu_fallback"] if dla else None,
+            "profiling_verbosity": "DETAILED",
+            "profiles": [dict(zip(PROFILE_FIELDS, ([b, *chw] for b in trio)))
+                         for trio in batches["profile_batches"]],
+            "batches": batches}
+
+
+ENGINE_FIELDS = ("network_flags", "builder_flags", "workspace_bytes", "default_device_type",
+                 "dla_core", "gpu_fallback", "profiling_verbosity", "profiles")
+
+
+def engine_fields(settings: dict) -> dict:
+    """The part of ``builder_settings`` the engine depends on (its cache key)."""
+    return {k: settings[k] for k in ENGINE_FIELDS}
+
+
+def dla_batch_check(sizes: list[int], max_dla_batch: int, gpu_fallback: bool) -> str:
+    """A note for the record when some batch sizes exceed the DLA's max batch (they run on
+    the GPU with GPU fallback); ValueError without fallback (the build would fail)."""
+    over = [b for b in sizes if b > max_dla_batch]
+    if not over:
+        return ""
+    if not gpu_fallback:
+        raise ValueError(f"batch sizes {over} exceed the DLA's max batch {max_dla_batch} "
+                         "(Builder.max_DLA_batch_size) and GPU fallback is off: give "
+                         f"--trt-max-batch {max_dla_batch} or less")
+    return (f"batch sizes {over} exceed the DLA's max batch {max_dla_batch} "
+            "(Builder.max_DLA_batch_size): their layers run on the GPU (GPU fallback)")
 
 
 def engine_cache_key(spec_key: str, onnx_sha256: str, trt_version: str, gpu_name: str,
-                     compute_capability: str, shapes: tuple, fp16_via: str) -> str:
+                     compute_capability: str, build: dict, fp16_via: str) -> str:
     """Everything the engine depends on: the model and weights (``spec.key``), the exact ONNX
     file, TensorRT's version, the GPU (name and SM version: engines are not portable across
-    either), the optimisation profile and how FP16 was requested."""
+    either), the builder settings (``engine_fields``: profiles, flags, DLA core, workspace)
+    and how FP16 was requested."""
     blob = json.dumps({"spec": spec_key, "onnx": onnx_sha256, "trt": trt_version,
-                       "gpu": gpu_name, "sm": compute_capability,
-                       "profile": [list(s) for s in shapes], "fp16": fp16_via}, sort_keys=True)
+                       "gpu": gpu_name, "sm": compute_capability, "build": build,
+                       "fp16": fp16_via}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ what the engine did
+
+_HEADER = re.compile(r"-{3,}\s*Layers\s+Running\s+on\s+(DLA|GPU)\s*:?\s*-*", re.IGNORECASE)
+_ENTRY = re.compile(r"^\s*\[(?:Dla|Gpu)Layer\]\s*(.+?)\s*$")
+
+
+def parse_layer_placement(messages: Iterable[str]) -> dict | None:
+    """Which layers the builder put on the DLA and which on the GPU, from its INFO log:
+    ``---------- Layers Running on DLA ----------`` followed by ``[DlaLayer] {ForeignNode[..]}``
+    lines, then the GPU section with ``[GpuLayer] ...`` lines (TensorRT 8.2+, one message a
+    line); older releases print ``--------------- Layers running on DLA:`` and the layers as
+    one comma-separated message. None when the log has no such section."""
+    found: dict[str, list[str]] = {}
+    section: str | None = None
+    for msg in messages:
+        for line in str(msg).splitlines():
+            m = _HEADER.search(line)
+            if m:
+                section = m.group(1).upper()
+                found.setdefault(section, [])
+                continue
+            if section is None or not line.strip():
+                continue
+            e = _ENTRY.match(line)
+            if e:                                   # 8.2+: one "[DlaLayer] name" a message
+                found[section].append(e.group(1))
+                continue
+            if not found[section] and "," in line:  # older: the whole list in one message
+                found[section].extend(x.strip() for x in line.split(",") if x.strip())
+            section = None                          # anything else ends the section
+    if not found:
+        return None
+    out: dict[str, Any] = {}
+    for dev in ("DLA", "GPU"):
+        names = list(dict.fromkeys(found.get(dev, [])))    # a profile may repeat them
+        out[dev.lower() + "_layers"] = len(names)
+        out[dev.lower()] = names[:LIST_CAP]
+    return out
+
+
+def summarize_engine_information(text: str) -> dict:
+    """A short summary of ``EngineInspector.get_engine_information(LayerInformationFormat.JSON)``:
+    the engine's layer count and, with ProfilingVerbosity.DETAILED, the count per LayerType."""
+    info = json.loads(text)
+    layers = info.get("Layers", []) if isinstance(info, dict) else []
+    types = collections.Counter(str(layer.get("LayerType", "?")) for layer in layers
+                                if isinstance(layer, dict))
+    out: dict[str, Any] = {"layers": len(layers)}
+    if types:
+        out["layer_types"] = dict(types.most_common())
+    return out
+
+
+def sync_point(io_api: str, cuda_graph: bool) -> str:
+    """Where a predictor call waits for the device, for the record."""
+    enqueue = "execute_async_v3" if io_api == "tensors" else "execute_async_v2"
+    what = f"the CUDA graph launch (captured {enqueue})" if cuda_graph else enqueue
+    return (f"cudaStreamSynchronize (torch.cuda.Stream.synchronize) once per call, after {what} "
+            "and the device-to-host copy of the logits, all on one stream")
 
 
 def _slug(text: str) -> str:

@@ -49,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edgebench.cache_integrity import check_cached
 from edgebench.util import atomic_write_json
 
 from .. import register
@@ -155,6 +156,16 @@ class TvmConverter(Converter):
         return Artifact(self.name, path=str(path), convert_s=convert_s, cached=cached,
                         meta=meta, obj={"cache": str(cache), "ctx": ctx})
 
+    def check_options(self, options: dict) -> None:
+        art = _opts(options).get("tvm_artifact")
+        if art:
+            from . import export
+
+            try:
+                export.read_manifest(art)
+            except (OSError, ValueError) as e:   # JSONDecodeError is a ValueError
+                raise ValueError(f"--tvm-artifact {art}: {e}") from None
+
     def check_model(self, model: str, input_size: tuple, options: dict) -> Availability:
         opts = _opts(options)
         if opts.get("tvm_artifact"):
@@ -191,8 +202,16 @@ class TvmConverter(Converter):
     def _compiled(self, spec: ModelSpec, cache: Path, batch: int, ctx: dict):
         """(library path, meta, cached?) for one batch size; compiles on a cache miss."""
         so, js = self._cache_paths(spec, cache, batch, ctx)
+        rebuilt = ""
         if so.is_file() and js.is_file():
-            return so, json.loads(js.read_text()), True
+            # The library is dlopen'ed: fully re-hashed on every reuse, in the process that
+            # loads it, right before (convert -> load for batch 1, _get for other sizes).
+            rebuilt = check_cached(so, executed=True)
+            if not rebuilt:
+                try:
+                    return so, json.loads(js.read_text()), True
+                except ValueError as e:
+                    rebuilt = f"{js.name}: unreadable ({e})"
         model = self._model(spec)
         db_dir = ctx["db_dir"] if database.database_exists(ctx["db_dir"]) else None
         res = build.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
@@ -212,6 +231,8 @@ class TvmConverter(Converter):
         if res["importer_note"]:
             meta["importer_fallback_reason"] = res["importer_note"]
         atomic_write_json(js, meta)
+        if rebuilt:    # this process's record only, not the cached meta
+            meta = {**meta, "cache_rebuilt": rebuilt}
         return so, meta, False
 
     def _model(self, spec: ModelSpec):
@@ -320,6 +341,10 @@ class TvmPredictor(Predictor):
                                  f"{sorted(self.libs)}; batch {b} was not exported")
             path, meta, _ = self.conv._compiled(self.spec, self.cache, b, self.ctx)
             self.libs[b] = str(path)
+            if meta.get("cache_rebuilt"):   # the worker copies it into the record
+                why = f"batch {b}: {meta['cache_rebuilt']}"
+                prev = self.meta.get("cache_rebuilt")
+                self.meta["cache_rebuilt"] = f"{prev}; {why}" if prev else why
         lib = tvm.runtime.load_module(str(self.libs[b]))
         vm = VirtualMachine(lib, self.dev)
         shape = (b, *self.spec.input_size)

@@ -6,6 +6,7 @@ import os
 import time
 from pathlib import Path
 
+from edgebench.cache_integrity import seal
 from edgebench.util import first_line
 
 from . import database, passes
@@ -68,6 +69,7 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
         tmp = out_path.with_name(out_path.name + f".{os.getpid()}.part.so")
         ex.export_library(str(tmp))
         os.replace(tmp, out_path)
+        seal(out_path)     # its sha256, checked before every later load from the cache
         timings["export_s"] = time.perf_counter() - t
     return {"executable": ex, "importer": used, "importer_note": note, "tuning": summary,
             "timings": {k: round(v, 3) for k, v in timings.items()}}

@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from edgebench.errors import ArgumentParser, UsageError, check_out_dir
 from edgebench.util import atomic_write_text
 
 from . import database, design_space, export, passes, runner, targets, transfer, tuning
@@ -86,14 +87,13 @@ measuring the result:
 """
 
 
-class UsageError(Exception):
-    pass
+NAME = "edgebench tune"     # the command in its error messages ("edgebench tune: error: ...")
 
 
 def build_parser() -> argparse.ArgumentParser:
 
-    p = argparse.ArgumentParser(
-        prog="python -m edgebench.tune",
+    p = ArgumentParser(
+        prog="python -m edgebench.tune", error_name=NAME,
         description="Tune a vision model with TVM MetaSchedule (resumable, local or remote "
                     "measurement) and/or export a compiled TVM artifact for a target device.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -166,9 +166,13 @@ def _parse_size(s: str) -> tuple:
 def validate(args) -> dict:
     """Check the arguments; raise UsageError (exit 2) with the reason."""
     if args.trials < 0:
-        raise UsageError("--trials must be >= 0")
+        raise UsageError(f"--trials {args.trials}: must be >= 0")
     if args.batch_size < 1:
-        raise UsageError("--batch-size must be >= 1")
+        raise UsageError(f"--batch-size {args.batch_size}: must be >= 1")
+    if args.seed < 0:
+        raise UsageError(f"--seed {args.seed}: must be >= 0")
+    input_size = _parse_size(args.input_size) if args.input_size else None
+    _check_paths(args)
     if bool(args.rpc_tracker) != bool(args.rpc_key):
         raise UsageError("--rpc-tracker and --rpc-key go together")
     if args.rpc_tracker:
@@ -181,7 +185,7 @@ def validate(args) -> dict:
     for name in ("trials_per_iter", "max_trials_per_task", "population"):
         v = getattr(args, name)
         if v is not None and v < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be >= 1")
+            raise UsageError(f"--{name.replace('_', '-')} {v}: must be >= 1")
     batch_sizes = [args.batch_size]
     if args.batch_sizes:
         try:
@@ -201,6 +205,7 @@ def validate(args) -> dict:
         out = Path(args.export)
         if out.exists() and not out.is_dir():
             raise UsageError(f"--export {out}: exists and is not a directory")
+        check_out_dir("--export", out)
         if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
             raise UsageError(f"--export {out}: directory is not empty and holds no "
                              "edgebench artifact (refusing to overwrite)")
@@ -227,14 +232,34 @@ def validate(args) -> dict:
             transfer.transfer_databases(here, args.transfer_from, auto=False)
         except ValueError as e:
             raise UsageError(str(e)) from None
-    from edgebench.models import ModelError, check_name
+    from edgebench.models import ModelError, check_checkpoint, check_name, check_pretrained
 
     try:
         check_name(args.model)
     except ModelError as e:
+        raise UsageError(f"--model: {e}") from None
+    try:
+        if args.weights == "pretrained":
+            check_pretrained(args.model)
+        elif args.weights not in ("auto", "random"):
+            check_checkpoint(args.weights, [args.model])
+    except ModelError as e:
         raise UsageError(str(e)) from None
     return {"target": target, "target_name": tname, "batch_sizes": batch_sizes,
-            "input_size": _parse_size(args.input_size) if args.input_size else None}
+            "input_size": input_size}
+
+
+def _check_paths(args) -> None:
+    """The folders and files this command writes: each can be created (nothing is yet)."""
+    check_out_dir("--tuning-dir", args.tuning_dir)
+    check_out_dir("--cache-dir", args.cache_dir)
+    if args.measure:
+        check_out_dir("--measure", args.measure)
+    if args.summary:
+        s = Path(args.summary)
+        if s.is_dir():
+            raise UsageError(f"--summary {args.summary}: is a folder; give a file path")
+        check_out_dir("--summary", s.parent)
 
 
 def _cross(target) -> bool:
@@ -338,13 +363,14 @@ def measure(args, parsed, spec, db_dir) -> dict:
 
 
 def main(argv=None) -> int:
+    from edgebench.models import ModelError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         parsed = validate(args)
     except UsageError as e:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+        print(f"{NAME}: error: {e}", file=sys.stderr)
         return 2
     try:
         summary = run(args, parsed)
@@ -352,11 +378,11 @@ def main(argv=None) -> int:
         print("interrupted; the trials measured so far are in the database (run the same "
               "command to resume)", file=sys.stderr)
         return 130
-    except RpcError as e:
-        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+    except (RpcError, ModelError) as e:    # the tracker, or the weights (e.g. pretrained offline)
+        print(f"{NAME}: error: {e}", file=sys.stderr)
         return 2
     except (TvmError, ExportError) as e:
-        print(f"{parser.prog}: failed: {e}", file=sys.stderr)
+        print(f"{NAME}: failed: {e}", file=sys.stderr)
         return 1
     text = json.dumps(summary, indent=1, default=str)
     if args.summary:
@@ -370,7 +396,7 @@ def main(argv=None) -> int:
         return 130
     rc = summary["measure"].get("returncode", 0)
     if rc:
-        print(f"{parser.prog}: the measurement run exited with {rc} (its records: "
+        print(f"{NAME}: the measurement run exited with {rc} (its records: "
               f"{summary['measure']['results']})", file=sys.stderr)
         return 130 if rc == 130 else 1
     return 0

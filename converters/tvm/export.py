@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import shutil
 import struct
 from pathlib import Path
@@ -209,9 +210,38 @@ def runnable_here(manifest: dict) -> str:
     here = platform.machine()
     if arch and arch != here and (arch, here) not in (("aarch64", "arm64"),):
         return f"artifact is for {arch}, this machine is {here}"
+    why = tvm_version_mismatch(manifest)
+    if why:
+        return why
     if manifest.get("device", "cpu") == "cuda":
         return cuda_runtime_here()
     return ""
+
+
+def _release(version: str) -> str:
+    """A TVM version without its local part and post-release number: "0.27.0.post1+g7b5" ->
+    "0.27.0". TVM's post releases re-package the same sources (v0.25.0.post1 changed only the
+    wheel-publishing CI); anything else (another release, a .dev or rc build) is other code."""
+    return re.sub(r"\.post\d+$", "", str(version).split("+", 1)[0].strip())
+
+
+def tvm_version_mismatch(manifest: dict) -> str:
+    """'' when this TVM runtime is the release that exported the artifact (manifest "tvm"),
+    else why not. A library built by one TVM and loaded by another may not load, or may
+    crash the process when it runs (the VM executable format and the runtime's ABI are not
+    stable across releases), so a mismatch is refused before loading anything. A manifest
+    without "tvm" is not checked (every export writes it: targets.tvm_versions())."""
+    built = manifest.get("tvm")
+    if not built:
+        return ""
+    import tvm
+
+    here = getattr(tvm, "__version__", "unknown")
+    if _release(built) == _release(here):
+        return ""
+    return (f"artifact was exported with TVM {built}, this runtime is TVM {here}: install "
+            f"TVM {_release(built)} here or re-export the artifact with TVM {here} (on a Jetson, "
+            "jetson/setup-jetpack6.sh installs the TVM that pyproject.toml pins)")
 
 
 def cuda_runtime_here() -> str:

@@ -5,10 +5,10 @@ Layout after extraction: <dir>/imagenetv2-<variant>-format-val/<class index>/<ha
 from __future__ import annotations
 
 import os
-import tarfile
 import urllib.request
 from pathlib import Path
 
+from . import archives
 from .sources import DataError
 
 VARIANTS = {
@@ -40,8 +40,7 @@ def ensure_imagenetv2(spec: str, download_dir: str | None = None) -> str:
     except OSError as e:
         raise DataError(f"ImageNetV2: could not download {url} ({e}); download it by hand and "
                         f"pass --data {folder}") from e
-    with tarfile.open(archive) as tar:
-        tar.extractall(base, filter="data")
+    archives.extract(archive, base)
     archive.unlink()
     if not folder.is_dir():
         raise DataError(f"ImageNetV2: {archive.name} did not contain {folder.name}/")

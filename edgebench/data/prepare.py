@@ -16,6 +16,7 @@ from typing import Iterator
 
 import numpy as np
 
+from ..cache_integrity import check_cached, seal
 from .sources import ImageList
 
 TRANSFORM_KEYS = ("input_size", "interpolation", "crop_pct", "crop_mode")
@@ -96,18 +97,55 @@ class PreparedData:
         return self.normalize(np.asarray(self.images[idx]))
 
 
+CACHE_FILES = ("images.npy", "meta.json")
+
+
+def _check_cache(folder: Path) -> str:
+    """Why the cached folder cannot be reused (its bad files moved aside); empty when it can.
+    Not executed (np.load without pickles, JSON): hashed when a file's stamp changed."""
+    whys = [w for w in (check_cached(folder / name, executed=False) for name in CACHE_FILES) if w]
+    return "; ".join(whys)
+
+
+def _reserved_memmap(path: Path, shape: tuple) -> np.memmap:
+    """A new uint8 .npy memory map whose disk blocks are reserved up front: a page stored
+    into a sparse file on a full disk kills the process with SIGBUS, a failed reservation
+    here is an OSError (ENOSPC) naming the file."""
+    arr = np.lib.format.open_memmap(path, mode="w+", dtype=np.uint8, shape=shape)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.posix_fallocate(fd, 0, os.fstat(fd).st_size)
+    except OSError as e:
+        del arr
+        raise OSError(e.errno, e.strerror, str(path)) from e
+    finally:
+        os.close(fd)
+    return arr
+
+
 def prepare(images: ImageList, cfg: dict, cache_dir: Path, workers: int | None = None,
             progress=None) -> Path:
     """Decode + preprocess ``images`` for ``cfg`` into cache_dir/data/<key>/ unless it is
     already there; returns that folder. Unreadable files are skipped and named."""
+    return prepare_checked(images, cfg, cache_dir, workers, progress)[0]
+
+
+def prepare_checked(images: ImageList, cfg: dict, cache_dir: Path, workers: int | None = None,
+                    progress=None) -> tuple[Path, str]:
+    """``prepare``, also returning why a cached folder failed its sha256 check and was
+    rebuilt ("" when it was reused or new). A rebuild is also warned about."""
     folder = Path(cache_dir) / "data" / cache_key(images, cfg)
+    rebuilt = ""
     if (folder / "meta.json").is_file():
-        return folder
+        rebuilt = _check_cache(folder)
+        if not rebuilt:
+            return folder, ""
+        warnings.warn(f"preprocessed-data cache {folder} rebuilt: {rebuilt}", stacklevel=2)
     folder.mkdir(parents=True, exist_ok=True)
     c, h, w = cfg["input_size"]
     n = len(images.paths)
     tmp = folder / "images.tmp.npy"
-    out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(n, c, h, w))
+    out = _reserved_memmap(tmp, (n, c, h, w))
     ok = np.zeros(n, dtype=bool)
     skipped: list[dict] = []
     jobs = [(i, p, dict(cfg)) for i, p in enumerate(images.paths)]
@@ -133,14 +171,14 @@ def prepare(images: ImageList, cfg: dict, cache_dir: Path, workers: int | None =
         for j in jobs:
             take(_decode_one(j))
     keep = np.flatnonzero(ok)
-    final = np.lib.format.open_memmap(folder / "images.npy.part", mode="w+", dtype=np.uint8,
-                                      shape=(len(keep), c, h, w))
+    final = _reserved_memmap(folder / "images.npy.part", (len(keep), c, h, w))
     for s in range(0, len(keep), 1024):
         final[s:s + 1024] = out[keep[s:s + 1024]]
     final.flush()
     del out, final
     tmp.unlink()
     os.replace(folder / "images.npy.part", folder / "images.npy")
+    seal(folder / "images.npy")
     meta = {"source": images.name, "root": images.root, "layout": images.layout,
             "config": {k: cfg[k] for k in TRANSFORM_KEYS if k in cfg},
             "labels": [images.labels[i] for i in keep],
@@ -148,4 +186,5 @@ def prepare(images: ImageList, cfg: dict, cache_dir: Path, workers: int | None =
             "skipped": skipped}
     (folder / "meta.json.part").write_text(json.dumps(meta))
     os.replace(folder / "meta.json.part", folder / "meta.json")
-    return folder
+    seal(folder / "meta.json")
+    return folder, rebuilt

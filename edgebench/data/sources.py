@@ -95,8 +95,17 @@ def _devkit_wnids(root: Path) -> list[str] | None:
     for base in (root, root.parent):
         if (base / tv.META_FILE).is_file():
             return list(tv.load_meta_file(str(base))[1])
-        if (base / "ILSVRC2012_devkit_t12.tar.gz").is_file():
-            tv.parse_devkit_archive(str(base))  # verifies the md5, writes meta.bin
+        devkit = base / "ILSVRC2012_devkit_t12.tar.gz"
+        if devkit.is_file():
+            from .archives import check_members
+
+            # torchvision checks the archive's md5, then extracts it with no path filter:
+            # check the members first, so nothing can be written outside a temp folder.
+            check_members(devkit, base)
+            try:
+                tv.parse_devkit_archive(str(base))  # verifies the md5, writes meta.bin
+            except RuntimeError as e:           # md5 mismatch: not the real devkit
+                raise DataError(f"{devkit}: {e}") from None
             return list(tv.load_meta_file(str(base))[1])
     return None
 
@@ -107,13 +116,20 @@ def _flat_val(root: Path, labels_file: str | None, wnids: dict[str, int]) -> Ima
         return None
     per_image: list[str] | None = None
     candidates = [Path(labels_file)] if labels_file else [root / "labels.txt", root / "val_labels.txt"]
+    source = "the devkit labels"
     for c in candidates:
         if c.is_file():
-            per_image = [ln.split()[-1] for ln in c.read_text().splitlines() if ln.strip()]
+            source = f"--labels {c}" if labels_file else f"labels file {c}"
+            try:
+                text = c.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise DataError(f"{source}: cannot be read as text ({type(e).__name__})") from None
+            per_image = [ln.split()[-1] for ln in text.splitlines() if ln.strip()]
             break
     if per_image is None:
         if labels_file:
-            raise DataError(f"labels file '{labels_file}' does not exist")
+            what = "is a folder, not a file" if Path(labels_file).is_dir() else "does not exist"
+            raise DataError(f"--labels {labels_file}: {what}")
         per_image = _devkit_wnids(root)
     if per_image is None:
         raise DataError(f"{root}: flat ILSVRC2012_val_* images but no labels: give --labels FILE "
@@ -126,11 +142,11 @@ def _flat_val(root: Path, labels_file: str | None, wnids: dict[str, int]) -> Ima
         m = re.search(r"(\d+)", p.stem.removeprefix("ILSVRC2012_val_"))
         k = int(m.group(1)) - 1 if m else -1
         if not 0 <= k < len(per_image):
-            raise DataError(f"{p.name}: no label at position {k + 1} in the labels "
-                            f"({len(per_image)} entries)")
+            raise DataError(f"{source}: {len(per_image)} lines, but {p.name} is image {k + 1}: "
+                            "one wnid per line is needed for every image, in file order")
         w = per_image[k]
         if w not in wnids:
-            raise DataError(f"labels: '{w}' (for {p.name}) is not an ImageNet wnid")
+            raise DataError(f"{source}: '{w}' (line {k + 1}, for {p.name}) is not an ImageNet wnid")
         paths.append(str(p))
         labels.append(wnids[w])
     return ImageList("imagenet-val", str(root), "flat-with-labels", paths, labels)
@@ -142,6 +158,8 @@ def load_folder(path: str, labels_file: str | None = None) -> ImageList:
         raise DataError(f"--data: '{path}' does not exist")
     if not root.is_dir():
         raise DataError(f"--data: '{path}' is not a folder")
+    if not any(not p.name.startswith(".") for p in root.iterdir()):
+        raise DataError(f"--data: '{path}' is an empty folder")
     wnids = _wnid_index()
     for finder in (lambda: _class_folders(root, wnids), lambda: _flat_val(root, labels_file, wnids),
                    lambda: _index_folders(root)):
@@ -152,6 +170,23 @@ def load_folder(path: str, labels_file: str | None = None) -> ImageList:
         return load_folder(str(root / "val"), labels_file)
     raise DataError(f"--data: '{path}' is not a layout edgebench recognises; accepted layouts: "
                     + "; ".join(LAYOUTS))
+
+
+def check_readable(images: ImageList) -> None:
+    """Raise DataError unless at least one of ``images`` is an image file (PIL reads its
+    header; stops at the first that is): a folder of text files is bad input, found before
+    the run starts rather than when the first model's data is prepared."""
+    from PIL import Image
+
+    first = None
+    for p in images.paths:
+        try:
+            with Image.open(p):
+                return
+        except Exception as e:  # noqa: BLE001 - PIL raises several kinds; any means "not an image"
+            first = first or f"{os.path.basename(p)}: {type(e).__name__}"
+    raise DataError(f"--data: '{images.root}' holds no image files: none of its "
+                    f"{len(images.paths)} files is an image PIL can read (first: {first})")
 
 
 def bundled_sample() -> ImageList:

@@ -87,7 +87,8 @@ class DeviceAgent:
         run_settings = RunSettings(
             run_id=run_id, profile=settings["profile"], prof=prof, cache_dir=str(self.cache),
             options=settings["options"], device=sysinfo.device(), device_id=device_id,
-            parity_thresholds=settings["parity_thresholds"], env=settings.get("env") or {})
+            parity_thresholds=settings["parity_thresholds"], env=settings.get("env") or {},
+            memory_limit_mb=settings.get("cell_memory_limit"))
         self.session = runner.Session(
             run_settings, self.workdir / "logs",
             settings.get("cell_timeout") or prof["cell_timeout"],

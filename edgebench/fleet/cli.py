@@ -13,14 +13,16 @@ import time
 import uuid
 from pathlib import Path
 
-from ..errors import EXIT_USAGE, UsageError, run_command
+from ..errors import ArgumentParser, UsageError, check_out_dir, make_out_dir, run_command
 
 INSTALL_HINT = "pip install 'edgebench[fleet]'"
+NAME = "edgebench fleet"      # the command in its messages ("edgebench fleet: error: ...")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m edgebench.fleet", formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = ArgumentParser(
+        prog="python -m edgebench.fleet", error_name=NAME,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Run edgebench on a fleet of devices at once. Each device is a Ray node carrying a "
             "custom resource (started with: ray start --address HEAD:6379 "
@@ -69,52 +71,65 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _load_config(args) -> tuple:
-    from .config import ConfigError, load, validate
+    from .. import store
+    from .config import ConfigError, validate
 
     prior = {}
     out = Path(args.out) if args.out else None
+    if out:
+        check_out_dir("--out", out)
     if args.resume:
         if not out or not (out / "run.json").is_file():
             raise UsageError("--resume needs --out pointing at a fleet run directory (with run.json)")
-        prior = json.loads((out / "run.json").read_text())
-        if prior.get("kind") != "fleet":
+        try:
+            prior = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise UsageError(f"--resume --out {out}: run.json is unreadable "
+                             f"({type(e).__name__}: {e})") from None
+        if not isinstance(prior, dict) or prior.get("kind") != "fleet":
             raise UsageError(f"--out {out}: run.json is not a fleet run's "
                              "(resume single-machine runs with python -m edgebench.full)")
+        if (out / "results.jsonl").exists():
+            try:
+                store.read_checked(out / "results.jsonl")
+            except store.RecordsError as e:
+                raise UsageError(f"--resume: {e}") from None
     elif out and (out / "results.jsonl").exists():
         raise UsageError(f"--out {out} already holds results: add --resume to continue it, or "
                          "choose another folder")
+    if args.config:
+        raw, source = load_config_file(args.config)
+        where = f"--config {args.config}"
+    elif prior:
+        raw, source = prior.get("config"), f"{out / 'run.json'} (saved config)"
+        where = f"--resume --out {out}: run.json's saved config"
+    else:
+        raise UsageError("--config FILE is required (or --resume --out DIR)")
     try:
-        if args.config:
-            raw, source = load(args.config), str(Path(args.config).expanduser().resolve())
-        elif prior:
-            raw, source = prior["config"], f"{out / 'run.json'} (saved config)"
-        else:
-            raise UsageError("--config FILE is required (or --resume --out DIR)")
         fcfg = validate(raw, source)
     except ConfigError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(f"{where}: {e}") from None
     return fcfg, prior
+
+
+def load_config_file(path: str) -> tuple[dict, str]:
+    """The fleet config file as read, and where it came from; UsageError naming the file."""
+    from .config import ConfigError, load
+
+    try:
+        return load(path), str(Path(path).expanduser().resolve())
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--config {path}: cannot be read ({type(e).__name__}: {e})") from None
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from rich.console import Console
 
-    console = Console(stderr=True, soft_wrap=True)
-    if args.device_wait < 0:
-        print("edgebench fleet: error: --device-wait must be >= 0", file=sys.stderr)
-        return EXIT_USAGE
-    if not args.address:
-        # A local cluster lives on loopback only; this also keeps Ray from looking up the
-        # machine's outward address (read once, when ray is first imported).
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    try:
-        import ray  # noqa: F401
-    except ImportError as e:
-        print(f"edgebench fleet: error: Ray is not installed ({e}). The fleet runner needs it: "
-              f"{INSTALL_HINT}", file=sys.stderr)
-        return EXIT_USAGE
     def body() -> int:
+        if not args.device_wait >= 0:
+            raise UsageError(f"--device-wait {args.device_wait:g}: must be >= 0 seconds")
         fcfg, prior = _load_config(args)
         if not args.address:
             if args.local_device:
@@ -127,14 +142,24 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 raise UsageError("the config names several devices: give --address of the Ray "
                                  "cluster, or --local-device ID for the one this machine is")
+            # A local cluster lives on loopback only; this also keeps Ray from looking up the
+            # machine's outward address (read once, when ray is first imported).
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        try:
+            import ray  # noqa: F401
+        except ImportError as e:
+            raise UsageError(f"Ray is not installed ({e}). The fleet runner needs it: "
+                             f"{INSTALL_HINT}") from None
         if not args.out:
             from ..util import REPO_ROOT
 
             args.out = str(REPO_ROOT / "results" /
                            f"fleet-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
-        return run(args, fcfg, prior, console)
+        from rich.console import Console
 
-    return run_command("edgebench fleet", body)
+        return run(args, fcfg, prior, Console(stderr=True, soft_wrap=True))
+
+    return run_command(NAME, body)
 
 
 def run(args, fcfg, prior_meta: dict, console) -> int:
@@ -147,9 +172,8 @@ def run(args, fcfg, prior_meta: dict, console) -> int:
     from .cluster import connect, nodes_summary
     from .driver import Driver
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "logs").mkdir(exist_ok=True)
+    out = make_out_dir("--out", args.out)
+    make_out_dir("--out", out / "logs")
     run_id = prior_meta.get("run_id") or uuid.uuid4().hex[:12]
     prior_records = store.read(out / "results.jsonl") if args.resume else []
     done = runner.done_keys(prior_records)

@@ -31,6 +31,17 @@ def nodes_summary() -> list[dict]:
             for n in ray.nodes()]
 
 
+def _loopback_only() -> None:
+    """Keep a one-node cluster on 127.0.0.1. Ray turns a loopback node address into the
+    host's reachable IP (services.resolve_ip_for_localhost) unless clusters are disabled, which
+    it does only on macOS/Windows, through this switch: the env var for the processes it starts
+    (GCS, raylet, workers), the constant for this one, where ray may already be imported."""
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
 def connect(address: str | None, local_resources: dict[str, float]) -> dict:
     """Join the cluster at ``address``, or start a one-node cluster on 127.0.0.1 whose node
     carries ``local_resources``. Returns what run.json says about it."""
@@ -45,6 +56,7 @@ def connect(address: str | None, local_resources: dict[str, float]) -> dict:
     else:
         # "local": a new cluster even when RAY_ADDRESS is set or `ray start` left one running
         # here (ray.init() without an address would join that one instead).
+        _loopback_only()
         ray.init(address="local", num_cpus=os.cpu_count() or 1, resources=local_resources,
                  include_dashboard=False,
                  _node_ip_address="127.0.0.1", object_store_memory=LOCAL_OBJECT_STORE,

@@ -33,6 +33,7 @@ SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
                                   "latency = {min_s = 0.5}"),
     "max_images": ((int,), "use at most N images of 'data' (default: the profile's)"),
     "cell_timeout": ((int, float), "kill a cell after this many seconds (default: the profile's)"),
+    "cell_memory_limit": ((int,), "cap each cell's address space at this many MiB (RLIMIT_AS)"),
     "data": ((str,), "image folder on the device (default: the bundled 16-image sample)"),
     "labels": ((str,), "labels file for a flat ImageNet val folder, on the device"),
     "cache_dir": ((str,), "artifacts, preprocessed data and the device's working files, on "
@@ -206,6 +207,7 @@ def validate(raw: dict, source: str = "") -> FleetConfig:
             "device_id": dev_id, "models": list(models), "variants": list(variants),
             "tasks": list(tasks), "weights": s.get("weights", "auto"), "seed": s.get("seed", 0),
             "profile": profile, "prof": prof, "cell_timeout": s.get("cell_timeout"),
+            "cell_memory_limit": s.get("cell_memory_limit"),
             "data": s.get("data"), "labels": s.get("labels"), "cache_dir": s.get("cache_dir"),
             "options": options, "parity_thresholds": parity,
             "env": {str(k): str(v) for k, v in (s.get("env") or {}).items()},

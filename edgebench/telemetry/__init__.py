@@ -1,8 +1,10 @@
 """Telemetry: memory, power, temperatures and clocks sampled in a background thread.
 
 Kept apart from the system under test (MLPerf LoadGen style): the worker opens a ``Monitor``
-before loading the model, marks the timed window with ``monitor.window()``, and reads a
-``summary`` when the task ends. Power comes from the first ``PowerSource`` that exists on
+before loading the model, marks each timed window with ``monitor.window()`` (the measure
+code names the one behind the record's figure: ``figure_window``), and reads the summary
+when the task ends: power and energy over exactly that window, memory as process-tree RSS,
+system-wide used memory and the device's own figure. Power comes from the first ``PowerSource`` that exists on
 the machine (see ``sources.py``); where none exists the figure is null with a reason.
 
 Modules:

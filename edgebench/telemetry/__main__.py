@@ -11,6 +11,10 @@ import json
 import sys
 import time
 
+from ..errors import ArgumentParser, UsageError, run_command
+
+NAME = "edgebench telemetry"    # the command in its messages ("edgebench telemetry: error: ...")
+
 PARSE_HELP = """\
 Read tegrastats output (a file, or stdin when FILE is omitted or '-') and print one JSON
 object per parsed line:
@@ -47,8 +51,8 @@ def _parse_tegrastats(args: argparse.Namespace) -> int:
         try:
             stream, name = open(args.file, encoding="utf-8", errors="replace"), args.file
         except OSError as e:
-            print(f"parse-tegrastats: cannot open {args.file}: {e.strerror}", file=sys.stderr)
-            return 2
+            raise UsageError(f"parse-tegrastats {args.file}: cannot open it "
+                             f"({e.strerror or e})") from None
     parsed = bad = 0
     with stream:
         for n, line in enumerate(stream, 1):
@@ -64,7 +68,7 @@ def _parse_tegrastats(args: argparse.Namespace) -> int:
             parsed += 1
             sys.stdout.write(json.dumps(rec) + "\n")
     if parsed == 0:
-        print(f"parse-tegrastats: no tegrastats line parsed from {name}"
+        print(f"{NAME}: parse-tegrastats: no tegrastats line parsed from {name}"
               + (f" ({bad} unparseable)" if bad else " (empty input)"), file=sys.stderr)
         return 1
     return 0
@@ -73,12 +77,16 @@ def _parse_tegrastats(args: argparse.Namespace) -> int:
 def _detect(args: argparse.Namespace) -> int:
     from .sources import detect
 
+    if args.samples < 1:
+        raise UsageError(f"detect --samples {args.samples}: must be >= 1")
+    if not args.interval >= 0:
+        raise UsageError(f"detect --interval {args.interval:g}: must be >= 0 seconds")
     src, reason = detect()
     out: dict = {"source": src.name if src else None, "reason": reason or None}
     if src is not None:
         out["caveat"] = getattr(src, "caveat", "")
         readings = []
-        for _ in range(max(1, args.samples)):
+        for _ in range(args.samples):
             readings.append(src.read_mw())
             time.sleep(args.interval)
         out["readings_mw"] = readings
@@ -98,10 +106,10 @@ def _state(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m edgebench.telemetry",
+    ap = ArgumentParser(prog="python -m edgebench.telemetry", error_name=NAME,
                                  description="edgebench telemetry tools",
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     p = sub.add_parser("parse-tegrastats", help="tegrastats lines -> JSON lines",
                        description=PARSE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", nargs="?", metavar="FILE", help="tegrastats output; stdin when omitted or '-'")
@@ -113,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("state", help="print device_state() and clock warnings as JSON")
     s.set_defaults(fn=_state)
     args = ap.parse_args(argv)
-    return args.fn(args)
+    return run_command(NAME, lambda: args.fn(args))
 
 
 if __name__ == "__main__":

@@ -55,3 +55,11 @@ def energy_summary(samples: Sequence[tuple[float, float]], t0: float, t1: float,
     per_item = (net_w * duration / n_items * 1000.0) if (net_w is not None and n_items) else None
     return {"mean": mean_w, "idle": idle_w, "net": net_w, "window_s": duration,
             "n_samples": len(samples), "energy_mj_per_sample": per_item}
+
+
+def sig(v: float | None, digits: int = 6) -> float | None:
+    """``v`` to ``digits`` significant digits (None stays None): how power and energy figures
+    are recorded, so a by_batch entry and its record's top-level figure are the same number."""
+    if v is None:
+        return None
+    return float(f"{float(v):.{digits}g}")

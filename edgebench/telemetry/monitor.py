@@ -1,4 +1,9 @@
-"""Background sampler for one worker process: memory always, power where a sensor exists."""
+"""Background sampler for one worker process: memory always, power where a sensor exists.
+
+Every figure is taken over a marked window (``Monitor.window()``): power and energy over
+exactly the timed window behind the figure they sit beside (``window_power``), memory as the
+process-tree RSS, the system's used memory (CPU and GPU share it on a Jetson) and the
+device's own figure (NvMap on Jetson, NVML on discrete GPUs) where readable."""
 from __future__ import annotations
 
 import contextlib
@@ -15,6 +20,25 @@ from .power import PowerSource
 from .sources import detect_power_source
 
 
+SYSTEM_MEMORY_SOURCE = ("system-wide used memory, MemTotal - MemFree - Buffers - Cached from "
+                        "/proc/meminfo (the way jtop counts it; every process on "
+                        "the machine included)")
+
+
+def system_used_mb() -> float | None:
+    """Used memory of the whole machine in MiB (jtop's formula, see SYSTEM_MEMORY_SOURCE);
+    psutil's ``used`` where /proc/meminfo is absent; None when neither reads."""
+    from .sysfs import jetson_memory_mb
+
+    m = jetson_memory_mb()
+    if m is not None and m["total"]:
+        return m["used"]
+    try:
+        return psutil.virtual_memory().used / 2**20
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def tree_rss_mb(proc: psutil.Process) -> float:
     """Resident memory of a process and all its children, in MiB."""
     total = 0
@@ -29,6 +53,19 @@ class WindowSummary:
     t0: float
     t1: float
     n_items: int = 0
+    # Monitor.window_power's result, kept once computed: the by_batch entry and the record
+    # level then show the very same figure for the same window.
+    power: dict | None = dataclasses.field(default=None, repr=False)
+
+
+def _in_window(samples: list[tuple[float, float]], t0: float, t1: float) -> list[float]:
+    """Values sampled in [t0, t1] plus the nearest sample on each side: ``window()`` reads
+    once just before t0 and once just after t1, so even a window shorter than the sampling
+    interval has its edges."""
+    pts = sorted(samples)
+    before = [p for p in pts if p[0] < t0][-1:]
+    after = [p for p in pts if p[0] > t1][:1]
+    return [v for _, v in before + [p for p in pts if t0 <= p[0] <= t1] + after]
 
 
 class Monitor:
@@ -40,7 +77,8 @@ class Monitor:
     def __init__(self, pid: Optional[int] = None, interval_s: float = 0.1,
                  power: PowerSource | None | str = "auto",
                  device_state: Callable[[], dict] | None = None,
-                 device_memory: Callable[[], float | None] | None = None):
+                 device_memory: Callable[[], float | None] | None = None,
+                 device_memory_source: str = ""):
         self.proc = psutil.Process(pid or os.getpid())
         self.interval_s = interval_s
         if power == "auto":
@@ -50,17 +88,24 @@ class Monitor:
         self.power: PowerSource | None = power
         self.device_state = device_state
         self.device_memory = device_memory
+        self.device_memory_source = device_memory_source
         self.baseline_mb = tree_rss_mb(self.proc)
         self.start_mb = self.baseline_mb
         self.framework_mb = None
         self.device_baseline_mb = device_memory() if device_memory else None
         self.rss: list[tuple[float, float]] = []
         self.device_mem: list[tuple[float, float]] = []
+        self.sys_mem: list[tuple[float, float]] = []
+        self.sys_baseline_mb = system_used_mb()
+        self.sys_total_mb = psutil.virtual_memory().total / 2**20
         self.watts: list[tuple[float, float]] = []
         self.rails: dict[str, list[tuple[float, float]]] = {}
         self.states: list[tuple[float, dict]] = []
         self.idle_w: float | None = None
         self.windows: list[WindowSummary] = []
+        # The window behind the record's own figure (latency: its one window; throughput:
+        # the best batch size's): the record's power_w and energy are over it alone.
+        self.figure_window: WindowSummary | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -73,14 +118,17 @@ class Monitor:
         self.baseline_mb = self.framework_mb
         if self.device_memory:
             self.device_baseline_mb = self.device_memory()
+        self.sys_baseline_mb = system_used_mb()
         with self._lock:
             self.rss.clear()
+            self.sys_mem.clear()
 
     # -- sampling ---------------------------------------------------------------------
     def sample_now(self) -> None:
         t = time.perf_counter()
         rss = tree_rss_mb(self.proc)
         dev = self.device_memory() if self.device_memory else None
+        sysm = system_used_mb()
         mw = None
         if self.power is not None:
             try:
@@ -97,6 +145,8 @@ class Monitor:
             self.rss.append((t, rss))
             if dev is not None:
                 self.device_mem.append((t, dev))
+            if sysm is not None:
+                self.sys_mem.append((t, sysm))
             if mw:
                 total = mw.get("total", sum(v for k, v in mw.items() if k != "total"))
                 self.watts.append((t, total / 1000.0))
@@ -152,6 +202,23 @@ class Monitor:
             self.windows.append(w)
 
     # -- results ----------------------------------------------------------------------
+    def window_memory(self, w: WindowSummary) -> dict:
+        """Peaks inside window ``w``: process-tree RSS, system used memory (and its
+        time-weighted mean), device memory (NvMap/NVML) where readable; None where unsampled."""
+        with self._lock:
+            rss = _in_window(self.rss, w.t0, w.t1)
+            sysm = _in_window(self.sys_mem, w.t0, w.t1)
+            cut = maths.window(self.sys_mem, w.t0, w.t1)
+            dev = _in_window(self.device_mem, w.t0, w.t1)
+        mean = maths.time_weighted_mean([p[0] for p in cut], [p[1] for p in cut])
+
+        def r(v):
+            return None if v is None else round(v, 1)
+        return {"peak_rss_mb": r(max(rss, default=None)),
+                "system_memory_peak_mb": r(max(sysm, default=None)),
+                "system_memory_mean_mb": r(mean),
+                "device_memory_peak_mb": r(max(dev, default=None))}
+
     def memory_mb(self) -> dict:
         with self._lock:
             peak = max((v for _, v in self.rss), default=self.baseline_mb)
@@ -164,27 +231,80 @@ class Monitor:
                 base = self.device_baseline_mb or 0.0
                 out["device"] = {"baseline": round(base, 1), "peak": round(dpeak, 1),
                                  "delta": round(dpeak - base, 1)}
+                if self.device_memory_source:
+                    out["device"]["source"] = self.device_memory_source
+            sysm = list(self.sys_mem)
+            windows = list(self.windows)
+        system = self._system_memory(sysm, windows)
+        if system is not None:
+            out["system"] = system
         return out
 
-    def power_summary(self) -> tuple[dict | None, str | None, float | None]:
-        """(power_w, power_reason, energy_mj_per_sample) over all marked windows."""
+    def _system_memory(self, sysm: list[tuple[float, float]], windows: list[WindowSummary]):
+        """System used memory: peak and time-weighted mean over the timed windows (the
+        study's "system memory during inference"), or over the whole cell where no window
+        was marked (parity, convert)."""
+        if not sysm:
+            return None
+        windows = [w for w in windows if w.t1 > w.t0]
+        over = "timed windows" if windows else "whole cell"
+        if windows:
+            peak = max(max(_in_window(sysm, w.t0, w.t1)) for w in windows)
+            weighted = span = 0.0
+            for w in windows:
+                cut = maths.window(sysm, w.t0, w.t1)
+                m = maths.time_weighted_mean([x[0] for x in cut], [x[1] for x in cut])
+                weighted, span = weighted + m * (w.t1 - w.t0), span + (w.t1 - w.t0)
+            mean = weighted / span
+        else:
+            pts = sorted(sysm)
+            peak = max(v for _, v in pts)
+            mean = maths.time_weighted_mean([x[0] for x in pts], [x[1] for x in pts])
+        base = self.sys_baseline_mb
+        return {"baseline": round(base, 1) if base is not None else None,
+                "peak": round(peak, 1), "mean": round(mean, 1),
+                "delta": round(peak - base, 1) if base is not None else None,
+                "total": round(self.sys_total_mb, 1), "over": over,
+                "source": SYSTEM_MEMORY_SOURCE}
+
+    def window_power(self, w: WindowSummary) -> dict | None:
+        """Power over exactly window ``w``: mean, idle, net (W), window_s, rails, and
+        energy_mj_per_sample = net x window_s / w.n_items. None without power samples.
+        Computed once per window (kept on ``w``)."""
+        if w.power is not None:
+            return w.power
         if not self.watts:
-            return None, self.power_reason or "no power samples", None
-        if not self.windows:
-            return None, "no timed window was marked", None
-        n = sum(w.n_items for w in self.windows)
-        t0, t1 = self.windows[0].t0, self.windows[-1].t1
+            return None
         with self._lock:
-            s = maths.energy_summary(self.watts, t0, t1, self.idle_w, n)
+            s = maths.energy_summary(self.watts, w.t0, w.t1, self.idle_w, w.n_items)
             rails = {}
             for rail, pts in self.rails.items():
-                w = maths.window(pts, t0, t1)
-                rails[rail] = maths.time_weighted_mean([p[0] for p in w], [p[1] for p in w])
-        power = {"mean": s["mean"], "idle": s["idle"], "net": s["net"], "rails": rails,
-                 "window_s": s["window_s"], "source": self.power.name if self.power else None,
+                cut = maths.window(pts, w.t0, w.t1)
+                rails[rail] = maths.time_weighted_mean([p[0] for p in cut], [p[1] for p in cut])
+        w.power = {"mean": s["mean"], "idle": s["idle"], "net": s["net"], "rails": rails,
+                   "window_s": s["window_s"], "n_items": w.n_items,
+                   "energy_mj_per_sample": s["energy_mj_per_sample"]}
+        return w.power
+
+    def power_summary(self, w: WindowSummary | None = None
+                      ) -> tuple[dict | None, str | None, float | None]:
+        """(power_w, power_reason, energy_mj_per_sample) over exactly one window: ``w``, else
+        the figure's window (``figure_window``), else the last one marked. Energy per sample
+        is net power x that window's length / the samples timed in it, never spread over
+        several windows or the gaps between them."""
+        if not self.watts:
+            return None, self.power_reason or "no power samples", None
+        w = w or self.figure_window or (self.windows[-1] if self.windows else None)
+        if w is None:
+            return None, "no timed window was marked", None
+        p = self.window_power(w)
+        sig = maths.sig
+        power = {"mean": sig(p["mean"]), "idle": sig(p["idle"]), "net": sig(p["net"]),
+                 "rails": {k: sig(v) for k, v in p["rails"].items()},
+                 "window_s": sig(p["window_s"]), "source": self.power.name if self.power else None,
                  "caveat": getattr(self.power, "caveat", "") if self.power else ""}
         reason = None if self.idle_w is not None else "idle power not measured: energy not net of idle"
-        return power, reason, s["energy_mj_per_sample"]
+        return power, reason, sig(p["energy_mj_per_sample"])
 
     def device_states(self) -> list[dict]:
         with self._lock:

@@ -1,0 +1,189 @@
+"""ONNX export (shared with TensorRT) and the ONNX Runtime variants (``onnxruntime``: FP32 on
+CPU, CUDA or TensorRT EP; ``onnxruntime-trt-fp16``: the TensorRT EP in FP16).
+
+Export: torch.onnx.export with the current (dynamo) exporter and a dynamic batch dimension,
+the legacy TorchScript exporter where a model needs it; the record says which. Cached by
+content hash of model, weights, opset and exporter version.
+
+Session: ``provider_config`` (one pure function, checked by tests without a GPU) decides
+what each execution provider (EP) gets and which session config entries go with it.
+- CUDA EP in the FP32 variant: ``use_tf32=0``. ORT turns TF32 on by default
+  (``CUDAExecutionProviderInfo::use_tf32{true}``), so on Ampere and newer (the AGX Orin is
+  Ampere, sm_87) FP32 Conv/MatMul/Gemm would run on TF32 tensor cores (10-bit mantissa) and
+  spoil FP32 parity.
+- TensorRT EP: FP16 in the ``onnxruntime-trt-fp16`` variant, FP32 in ``onnxruntime`` (there
+  ``NVIDIA_TF32_OVERRIDE=0``: the TensorRT EP has no ``use_tf32`` option), an engine cache and
+  a timing cache under the run's cache dir, and an explicit dynamic-batch profile (no engine
+  rebuild when the throughput search grows the batch).
+- No silent CPU fallback. ``session.get_providers()`` names the EPs a session registered, not
+  where each node runs. With a GPU EP first, ``session.disable_cpu_ep_fallback=1`` makes ORT
+  refuse a session that puts any node on the CPU EP; the cell fails with those nodes named (a
+  second, diagnostic session lists them). ``--ort-allow-cpu-fallback`` runs such a model and
+  puts its CPU nodes in the record. A requested EP that did not load here (missing from
+  ``session.get_providers()``) makes the cell ``skipped``.
+Every record carries the effective options (``session.get_provider_options()``), the session
+config entries and the number of nodes each EP runs.
+
+Layout of this package (one job per module):
+  export.py       ``export_onnx`` (torch.onnx, dynamo then legacy exporter, cached and sealed),
+                  ``OPSET``, ``INPUT_NAME``/``OUTPUT_NAME``; shared with tensorrt and tvm
+  providers.py    the EP names and session config keys, the default EPs, ``provider_config``
+                  (pure: provider options, session config, env), TensorRT EP cache dirs and
+                  batch profile, ``tf32_note``
+  session.py      ``session_options``, ``create_session``, the CPU-fallback diagnosis
+                  (``CpuFallbackRefused``), node placement and effective EP options
+  predictor.py    ``OrtPredictor``: the timed call (``run`` on the CPU, IO binding on a GPU)
+  __init__.py     the registered ``Converter``s ``onnxruntime`` and ``onnxruntime-trt-fp16``,
+                  and the names other code imports from ``converters.onnxruntime``
+
+Importing this package imports neither onnxruntime nor onnx nor torch: the registry lists
+every variant. ``import onnxruntime`` inside it is absolute and reaches ORT, not this package.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from converters import register
+from converters.base import (Artifact, Availability, Converter, ModelSpec, Predictor,
+                             SkipVariant)
+
+from .export import INPUT_NAME, OPSET, OUTPUT_NAME, export_onnx
+from .predictor import OrtPredictor
+from .providers import (CPU_EP, CUDA_EP, DISABLE_CPU_FALLBACK, GPU_EPS, RECORD_ASSIGNMENT,
+                        TRT_EP, TRT_OPT_BATCH, OrtProviderConfig, _requested, provider_config,
+                        tf32_note, trt_cache_dirs, trt_profile)
+from .session import (CpuFallbackRefused, _assignment, _effective_options, _node_list,
+                      create_session, describe_session_options, session_options)
+
+__all__ = ["CPU_EP", "CUDA_EP", "DISABLE_CPU_FALLBACK", "GPU_EPS", "INPUT_NAME", "OPSET",
+           "OUTPUT_NAME", "RECORD_ASSIGNMENT", "TRT_EP", "TRT_OPT_BATCH", "CpuFallbackRefused",
+           "OnnxRuntimeConverter", "OnnxRuntimeTensorRT", "OrtPredictor", "OrtProviderConfig",
+           "create_session", "describe_session_options", "export_onnx", "provider_config",
+           "session_options", "tf32_note", "trt_cache_dirs", "trt_profile"]
+
+
+@register
+class OnnxRuntimeConverter(Converter):
+    name = "onnxruntime"
+    precision = "fp32"
+    description = "ONNX Runtime (export via torch.onnx; CPU, CUDA or TensorRT execution provider)"
+    cli_options = (
+        ("--ort-providers", {"nargs": "+", "default": None, "metavar": "PROVIDER",
+                             "help": "ONNX Runtime execution providers in priority order, e.g. "
+                                     "CUDAExecutionProvider. Default: CUDA when this onnxruntime "
+                                     "build has it, else CPU. A provider missing here makes the "
+                                     "cell 'skipped'. Behind a GPU provider no node may fall back "
+                                     "to the CPU (see --ort-allow-cpu-fallback). The "
+                                     "onnxruntime-trt-fp16 variant always uses TensorRT, then CUDA"}),
+        ("--ort-threads", {"type": int, "default": None, "metavar": "N",
+                           "help": "ONNX Runtime intra-op threads (default: physical cores)"}),
+        ("--ort-allow-cpu-fallback", {"action": "store_true",
+                                      "help": "let nodes that a GPU execution provider does not "
+                                              "take run on the CPU (default: such a session is "
+                                              "refused and the cell fails, naming the nodes); "
+                                              "the record lists them"}),
+    )
+
+    def versions(self) -> dict:
+        import onnx
+        import onnxruntime as ort
+
+        return {"onnxruntime": ort.__version__, "onnx": onnx.__version__,
+                "ort_device": ort.get_device(),
+                "ort_available_providers": ort.get_available_providers()}
+
+    def available(self, options=None) -> Availability:
+        try:
+            import onnx  # noqa: F401
+            import onnxruntime as ort
+        except ImportError as e:
+            return Availability.no(f"onnxruntime not installed ({e}); pip install 'edgebench[onnx]'")
+        req = self._providers(options)
+        missing = [p for p in req if p not in ort.get_available_providers()]
+        if missing:
+            return Availability.no(
+                f"requested execution provider(s) {', '.join(missing)} not in this onnxruntime "
+                f"build ({ort.__version__}, has: {', '.join(ort.get_available_providers())})",
+                **self.versions())
+        # Into run.json (variants.<name>.versions): the session options cells will use.
+        opts = options or {}
+        so = describe_session_options(session_options(opts.get("ort_threads")))
+        cfg = provider_config(req, ".", self.precision,
+                              allow_cpu_fallback=bool(opts.get("ort_allow_cpu_fallback")))
+        return Availability.yes(**self.versions(), providers=cfg.names, session_options=so,
+                                session_config=cfg.session_config)
+
+    def _providers(self, options: dict | None) -> list[str]:
+        """The execution providers this variant asks for, in priority order."""
+        return _requested(options)
+
+    def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
+        art = export_onnx(spec, cache)
+        art.variant = self.name
+        return art
+
+    def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
+        import onnxruntime as ort
+
+        opts = spec.options
+        path = Path(artifact.path).resolve()
+        # The run's cache dir: export_onnx keeps the model at <cache>/onnx/<model>-<key>.onnx.
+        cfg = provider_config(self._providers(opts), path.parent.parent, self.precision,
+                              engine_key=path.stem, input_shape=spec.input_size,
+                              max_batch=opts.get("max_batch"),
+                              allow_cpu_fallback=bool(opts.get("ort_allow_cpu_fallback")),
+                              ort_version=ort.__version__)
+        for _, o in cfg.providers:
+            for key in ("trt_engine_cache_path", "trt_timing_cache_path"):
+                if key in o:
+                    Path(o[key]).mkdir(parents=True, exist_ok=True)
+        os.environ.update(cfg.env)        # this cell's own process, before its first session
+        so = session_options(opts.get("ort_threads"))
+        sess = create_session(ort, str(path), so, cfg)
+        got = sess.get_providers()
+        missing = [p for p in cfg.names if p not in got]
+        if missing:
+            # An EP whose libraries did not load is left out by ORT, with only a log line: a
+            # figure from the others must not be labelled with its name.
+            raise SkipVariant(f"requested {', '.join(missing)} did not load here (onnxruntime "
+                              f"{ort.__version__}; the session has only {', '.join(got)}): its "
+                              "libraries are missing or do not match, see the cell log")
+        primary = cfg.names[0]
+        meta = {"providers": got, **describe_session_options(so), **artifact.meta,
+                "provider_options": _effective_options(sess, cfg)}
+        if primary != CPU_EP:
+            meta["session_config"] = dict(cfg.session_config)
+            meta["cpu_fallback"] = ("allowed (--ort-allow-cpu-fallback)"
+                                    if DISABLE_CPU_FALLBACK not in cfg.session_config
+                                    else f"refused ({DISABLE_CPU_FALLBACK}=1)")
+            meta["tf32"] = tf32_note(cfg)
+            if cfg.env:
+                meta["env"] = dict(cfg.env)
+            placed = _assignment(sess)
+            if placed is not None:
+                meta["nodes_by_provider"] = {ep: len(n) for ep, n in placed.items()}
+                if not placed.get(primary):
+                    raise RuntimeError(f"{primary} runs none of the model's "
+                                       f"{sum(len(n) for n in placed.values())} nodes "
+                                       f"({meta['nodes_by_provider']}): no figure for {primary}")
+                if placed.get(CPU_EP):
+                    meta["cpu_nodes"] = _node_list(placed[CPU_EP], most=50)
+        device = "cuda" if primary in GPU_EPS else "cpu"
+        meta["io_binding"] = device == "cuda"
+        return OrtPredictor(sess, device, meta)
+
+@register
+class OnnxRuntimeTensorRT(OnnxRuntimeConverter):
+    """ONNX Runtime's TensorRT EP in FP16, with the CUDA EP for the nodes TensorRT does not
+    take (ORT's recommended pairing; such nodes stay on the GPU, and none may go to the CPU).
+    Its engines and timing cache live under the run's cache dir (``trt_cache_dirs``)."""
+
+    name = "onnxruntime-trt-fp16"
+    precision = "fp16"
+    description = ("ONNX Runtime, TensorRT execution provider in FP16 (CUDA EP for the nodes "
+                   "TensorRT does not take; engine and timing caches)")
+    cli_options = ()      # --ort-threads and --ort-allow-cpu-fallback come with onnxruntime
+
+    def _providers(self, options: dict | None) -> list[str]:
+        return [TRT_EP, CUDA_EP]
