@@ -18,9 +18,11 @@ fi
 .venv/bin/python -m pip install -q torch==2.14.1 torchvision==0.29.1
 .venv/bin/python -m pip install -q -e ".[${EXTRAS}]"
 # TensorRT's Python API for the type check of converters/tensorrt (TensorRT itself is not on
-# PyPI; the stubs' metadata asks for it, hence --no-deps).
+# PyPI; the stubs' metadata asks for it, hence --no-deps). Kept off the import path: in
+# site-packages, `import tensorrt` would find an empty package where TensorRT is missing.
 case ",$EXTRAS," in *,dev,*)
-  .venv/bin/python -m pip install -q --no-deps tensorrt-stubs==10.13.0.35.1 ;;
+  [ -d .venv/typestubs/tensorrt ] || .venv/bin/python -m pip install -q --no-deps \
+      --target .venv/typestubs tensorrt-stubs==10.13.0.35.1 ;;
 esac
 
 # Optional: the aarch64 cross compiler lets `edgebench.tune --target jetson-agx-orin --export`
