@@ -428,3 +428,31 @@ def test_without_pairs_the_noise_is_said_to_be_unknown(tmp_path):
     b = make_run(tmp_path, "b", [lat("m", "pytorch", calls(10.0, seed=2))])
     p = pair_of(a, b)
     assert p.noise == {} and "process noise unknown" in p.perf[0]["note"]
+
+
+# ------------------------------------------------------------- recorded real runs
+RECORDED = Path(__file__).parent / "fixtures" / "compare-runs"
+
+
+def test_recorded_a_a_pair_is_mostly_no_change_and_the_a_b_pair_finds_the_change(tmp_path):
+    """Real runs of this VM (tests/fixtures/compare-runs/README.md): the bootstrap on their
+    raw timings, the process noise from their pairs, and the verdicts. A/A: at most one cell
+    in ten called changed. A/B (ONNX Runtime on one thread): every ORT cell slower with a CI
+    that excludes 1, and the gate exits 1."""
+    aa = pair_of(RECORDED / "a1", RECORDED / "a2")
+    assert len(aa.perf) >= 20
+    changed = [r for r in aa.perf if r["verdict"] != cs.SAME]
+    assert len(changed) * 10 <= len(aa.perf), [(r["model"], r["variant"], r["task"],
+                                                r["batch_size"]) for r in changed]
+    assert set(v for _, v in aa.noise) == {"pytorch", "onnxruntime"}
+    assert all(n == 4 and 0 < sd < 0.2 for sd, n in aa.noise.values())
+    for r in aa.perf:                                   # every interval holds its point
+        assert r["ratio"].low <= r["ratio"].point <= r["ratio"].high
+
+    ab = pair_of(RECORDED / "a1", RECORDED / "b")
+    ort = [r for r in ab.perf if r["variant"] == "onnxruntime"]
+    assert ort and all(r["verdict"] == cs.SLOWER and r["time_ratio"].low > 1.0 for r in ort)
+    rc = compare.main([str(RECORDED / "a1"), str(RECORDED / "b"), "--fail-on", "slower",
+                       "--out", str(tmp_path / "ab")])
+    assert rc == 1
+    assert "intra_op_num_threads" in (tmp_path / "ab" / "compare.md").read_text()
