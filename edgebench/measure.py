@@ -176,7 +176,9 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None,
             stop_reason = (f"gain stopped at batch {b} ({flat} steps in a row < "
                            f"{cfg['min_gain']:g}x the best so far)")
             break
-        if time.perf_counter() - start > cfg["budget_s"]:
+        # The budget cuts the search short only when a larger batch was still to come: a
+        # search that crossed it on its last size is complete.
+        if time.perf_counter() - start > cfg["budget_s"] and larger(b) <= cfg["max_batch"]:
             status, reason = "partial", f"time budget {cfg['budget_s']:g} s reached after batch {b}"
             break
         b = larger(b)

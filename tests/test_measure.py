@@ -383,3 +383,11 @@ def test_no_sensor_leaves_every_energy_figure_null():
     for r in f["by_batch"]:
         assert r["energy_mj_per_sample"] is None and r["power_mean_w"] is None
     assert mon.power_summary() == (None, "power sampling disabled", None)
+
+
+def test_crossing_the_time_budget_on_the_last_batch_size_is_a_complete_search(clock):
+    p = FakePredictor(cost_s=0.002, clock=clock)
+    status, f, reason = measure.throughput(
+        p, FakeData(), _prof(throughput={"budget_s": 0.015, "max_batch": 2}), null_monitor())
+    assert status == "ok" and reason == "" and [r["batch_size"] for r in f["by_batch"]] == [1, 2]
+    assert f["stop_reason"] == "batch cap 2 of this profile reached"
