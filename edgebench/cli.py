@@ -1,11 +1,13 @@
 """The main command (``python -m edgebench.full``): convert every model into every variant,
 check parity, measure, and write results.jsonl, run.json, summary.csv, report.md and plots/.
 
-This module holds the command line and the progress display; ``runner.Session`` runs the
-cells and holds the status rules, the same for a fleet agent.
+This module holds the command line and the progress display (the checks of its input are in
+``cli_checks``); ``runner.Session`` runs the cells and holds the status rules, the same for a
+fleet agent.
 
 Exit codes: 0 every cell ok/partial/skipped; 1 some cell failed or timed out (the run still
-completes and reports); 2 usage or input error found before anything ran."""
+completes and reports); 2 usage or input error found before anything ran; 74 the disk refused
+a write; 130 interrupted."""
 from __future__ import annotations
 
 import argparse
@@ -20,8 +22,9 @@ from pathlib import Path
 T_START = time.perf_counter()     # the budget's total: from interpreter start, nearly
 
 from . import plan as planmod
-from .errors import (EXIT_INTERRUPTED, EXIT_USAGE, ArgumentParser, UsageError, check_out_dir,
-                     make_out_dir, run_command)
+from .cli_checks import validate  # re-exported: edgebench.parity and tests call cli.validate
+from .errors import (EXIT_INTERRUPTED, EXIT_USAGE, ArgumentParser, UsageError, make_out_dir,
+                     run_command)
 from .metrics import PARITY_DEFAULTS
 from .models import SEED_MODELS
 from .plan import ALL_TASKS, TASKS
@@ -139,158 +142,6 @@ def variant_options(args: argparse.Namespace) -> dict:
             dest = kwargs.get("dest") or flag.lstrip("-").replace("-", "_")
             opts[dest] = getattr(args, dest, None)
     return opts
-
-
-# The settings a run's records were measured with: --resume refuses others (run.json has
-# them under "config"), so one run directory never mixes two kinds of measurement. Models,
-# variants, tasks, the cell timeout and the cache may change between sessions.
-RESUME_SAME = ("profile", "data", "labels", "max_images", "weights", "seed", "parity_atol",
-               "parity_min_top1", "parity_reduced_min_top1", "parity_reduced_min_top5")
-
-
-def _check_numbers(args) -> None:
-    def bad(flag, value, rule):
-        raise UsageError(f"{flag} {value:g}: {rule}" if isinstance(value, float)
-                         else f"{flag} {value}: {rule}")
-
-    if args.max_images is not None and args.max_images < 1:
-        bad("--max-images", args.max_images, "use at least 1 image (or leave it out)")
-    if args.cell_timeout is not None and not args.cell_timeout > 0:
-        bad("--cell-timeout", args.cell_timeout, "must be a positive number of seconds")
-    if args.seed < 0:
-        bad("--seed", args.seed, "must be >= 0")
-    if getattr(args, "cell_memory_limit", None) is not None and args.cell_memory_limit < 64:
-        raise UsageError(f"--cell-memory-limit {args.cell_memory_limit}: give at least 64 MiB "
-                         "(an interpreter with numpy needs more)")
-    if not args.parity_atol >= 0:
-        bad("--parity-atol", args.parity_atol, "must be >= 0")
-    for flag in ("--parity-min-top1", "--parity-reduced-min-top1", "--parity-reduced-min-top5"):
-        v = getattr(args, flag[2:].replace("-", "_"))
-        if not 0 <= v <= 1:
-            bad(flag, v, "an agreement is a fraction in [0, 1]")
-
-
-def _check_repeats(args) -> None:
-    for flag, values in (("--models", args.models), ("--variants", args.variants or []),
-                         ("--tasks", args.tasks)):
-        twice = sorted({v for v in values if values.count(v) > 1})
-        if twice:
-            raise UsageError(f"{flag}: {', '.join(twice)} given twice")
-
-
-def _check_resume(args) -> None:
-    """--resume: --out is a run of this command, readable, made with these settings."""
-    import converters
-
-    from . import store
-
-    if not args.out:
-        raise UsageError("--resume needs --out DIR, the run directory to continue")
-    out = Path(args.out)
-    run_json, results = out / "run.json", out / "results.jsonl"
-    if not out.is_dir():
-        return                  # nothing there yet: the run starts (scripts rerun with --resume)
-    if not run_json.exists():
-        if results.exists():
-            raise UsageError(f"--resume --out {out}: results.jsonl but no run.json (not a run "
-                             "directory of edgebench.full)")
-        return
-    try:
-        meta = json.loads(run_json.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise UsageError(f"--resume --out {out}: run.json is unreadable "
-                         f"({type(e).__name__}: {e})") from None
-    if not isinstance(meta, dict):
-        raise UsageError(f"--resume --out {out}: run.json is not a JSON object")
-    if meta.get("kind") == "fleet":
-        raise UsageError(f"--resume --out {out}: a fleet run; continue it with python -m "
-                         "edgebench.fleet --resume --out DIR")
-    if results.exists():
-        try:
-            store.read_checked(results)
-        except store.RecordsError as e:
-            raise UsageError(f"--resume: {e}") from None
-    config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-    flags = {k: "--" + k.replace("_", "-") for k in RESUME_SAME}
-    for name in converters.names():
-        for flag, kwargs in converters.get(name).cli_options:
-            flags.setdefault(kwargs.get("dest") or flag.lstrip("-").replace("-", "_"), flag)
-    for key, flag in flags.items():
-        if key not in config or not hasattr(args, key):
-            continue            # a run.json from before the setting existed
-        was, now = config[key], getattr(args, key)
-        if was != now:
-            raise UsageError(f"--resume --out {out}: {flag} {now} differs from the run's "
-                             f"{flag} {was} (run.json): its records were measured with "
-                             f"{was}; give the same, or choose another --out")
-
-
-def validate(args) -> dict:
-    """Everything that can be wrong with the input, checked before any cell runs and before
-    anything is written: a mistake is a UsageError naming the option and the value."""
-    import converters
-
-    from .data import DataError, resolve_source
-    from .data.sources import check_readable
-    from .models import ModelError, check_checkpoint, check_name, check_pretrained
-
-    _check_numbers(args)
-    _check_repeats(args)
-    if args.out:
-        check_out_dir("--out", args.out)
-    check_out_dir("--cache-dir", args.cache_dir)
-    if args.resume:
-        _check_resume(args)
-    elif args.out and (Path(args.out) / "results.jsonl").exists():
-        raise UsageError(f"--out {args.out} already holds results: add --resume to continue it, "
-                         "or choose another folder")
-    for m in args.models:
-        try:
-            check_name(m)
-        except ModelError as e:
-            raise UsageError(f"--models: {e}") from None
-    variants = args.variants or converters.names()
-    for v in variants:
-        try:
-            conv = converters.get(v)
-        except KeyError as e:
-            raise UsageError(f"--variants: {e.args[0]}") from None
-        try:               # option values that cannot be right anywhere (Converter doc)
-            conv.check_options(variant_options(args))
-        except ValueError as e:
-            raise UsageError(f"--variants {v}: {e}") from None
-    pythons = {}
-    for item in args.python:
-        v, sep, path = item.partition("=")
-        if not sep or not v or not path:
-            raise UsageError(f"--python expects VARIANT=INTERPRETER, got '{item}'")
-        if v not in converters.names():
-            raise UsageError(f"--python {item}: unknown variant '{v}'; known: "
-                             f"{', '.join(converters.names())}")
-        if not Path(path).is_file() or not os.access(path, os.X_OK):
-            raise UsageError(f"--python {v}: '{path}' is not an executable interpreter")
-        pythons[v] = path
-    try:
-        images = resolve_source(args.data, args.labels)
-        if not len(images):
-            raise UsageError(f"--data {args.data}: no image files found")
-        if args.labels and images.layout != "flat-with-labels":
-            raise UsageError(f"--labels {args.labels}: only for a flat folder of "
-                             f"ILSVRC2012_val_* images; --data {args.data or 'the sample'} "
-                             f"is laid out as {images.layout}")
-        check_readable(images)
-    except DataError as e:
-        raise UsageError(str(e)) from None
-    weights_policy = args.weights
-    try:
-        if weights_policy == "pretrained":
-            for m in args.models:
-                check_pretrained(m)
-        elif weights_policy not in ("auto", "random"):
-            check_checkpoint(weights_policy, args.models)
-    except ModelError as e:
-        raise UsageError(str(e)) from None
-    return {"variants": variants, "images": images, "pythons": pythons}
 
 
 def main(argv: list[str] | None = None) -> int:

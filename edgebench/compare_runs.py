@@ -31,39 +31,25 @@ def _num(v) -> bool:
 
 # ----------------------------------------------------------------------------- reading
 def read_records(d: Path) -> tuple[list[dict], list[str]]:
-    """The records of run directory ``d``, checked; UsageError naming the bad input."""
+    """The records of run directory ``d``, checked (store.read_checked, plus the figures a
+    comparison needs); UsageError naming the bad input."""
     if not d.exists():
         raise UsageError(f"{d}: no such run directory")
     f = d / "results.jsonl"
     if not f.is_file():
         raise UsageError(f"{d}: no results.jsonl here (not a run directory)")
     try:
-        text = f.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{f}: unreadable ({type(e).__name__}: {e})") from None
-    lines, out, warns = text.splitlines(), [], []
-    for i, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as e:
-            if i == len(lines) and not text.endswith("\n"):   # torn last line of a killed run
-                warns.append(f"{f}: ignored the incomplete last line {i}")
-                continue
-            raise UsageError(f"{f} line {i}: not a JSON record ({e.msg})") from None
-        _check(r, f"{f} line {i}")
-        out.append(r)
+        out, warning = store.read_checked(f)
+    except store.RecordsError as e:
+        raise UsageError(str(e)) from None
+    for r in out:
+        _check(r, f"{f}: the {r['model']} {r['variant']} {r['task']} record")
     if not out:
         raise UsageError(f"{f}: no records")
-    return out, warns
+    return out, [warning] if warning else []
 
 
-def _check(r, where: str) -> None:
-    if not isinstance(r, dict) or not all(isinstance(r.get(k), str)
-                                          for k in ("model", "variant", "task", "status")):
-        raise UsageError(f"{where}: not a result record (model, variant, task and status "
-                         "must be strings)")
+def _check(r: dict, where: str) -> None:
     if r["status"] not in OK:
         return
     if r["task"] == "latency" and not (isinstance(r.get("latency_ms"), dict)

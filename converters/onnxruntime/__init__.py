@@ -45,8 +45,7 @@ import os
 from pathlib import Path
 
 from converters import register
-from converters.base import (Artifact, Availability, Converter, ModelSpec, Predictor,
-                             SkipVariant)
+from converters.base import Artifact, Availability, Converter, ModelSpec, Predictor
 
 from .export import INPUT_NAME, OPSET, OUTPUT_NAME, export_onnx
 from .predictor import OrtPredictor
@@ -54,7 +53,7 @@ from .providers import (CPU_EP, CUDA_EP, DISABLE_CPU_FALLBACK, GPU_EPS, RECORD_A
                         TRT_EP, TRT_OPT_BATCH, OrtProviderConfig, _requested, provider_config,
                         tf32_note, trt_cache_dirs, trt_profile)
 from .session import (CpuFallbackRefused, _assignment, _effective_options, _node_list,
-                      create_session, describe_session_options, session_options)
+                      create_session, describe_session_options, not_loaded, session_options)
 
 __all__ = ["CPU_EP", "CUDA_EP", "DISABLE_CPU_FALLBACK", "GPU_EPS", "INPUT_NAME", "OPSET",
            "OUTPUT_NAME", "RECORD_ASSIGNMENT", "TRT_EP", "TRT_OPT_BATCH", "CpuFallbackRefused",
@@ -141,14 +140,10 @@ class OnnxRuntimeConverter(Converter):
         os.environ.update(cfg.env)        # this cell's own process, before its first session
         so = session_options(opts.get("ort_threads"))
         sess = create_session(ort, str(path), so, cfg)
+        unloaded = not_loaded(ort, sess, cfg)
+        if unloaded:
+            raise unloaded
         got = sess.get_providers()
-        missing = [p for p in cfg.names if p not in got]
-        if missing:
-            # An EP whose libraries did not load is left out by ORT, with only a log line: a
-            # figure from the others must not be labelled with its name.
-            raise SkipVariant(f"requested {', '.join(missing)} did not load here (onnxruntime "
-                              f"{ort.__version__}; the session has only {', '.join(got)}): its "
-                              "libraries are missing or do not match, see the cell log")
         primary = cfg.names[0]
         meta = {"providers": got, **describe_session_options(so), **artifact.meta,
                 "provider_options": _effective_options(sess, cfg)}

@@ -58,12 +58,9 @@ def _explain_refusal(ort, path: str, cfg: OrtProviderConfig, message: str) -> Ex
     except Exception as e:  # noqa: BLE001
         return CpuFallbackRefused(f"CPU fallback refused ({DISABLE_CPU_FALLBACK}=1): {message} "
                                   f"(the nodes could not be listed: {str(e).splitlines()[0][:200]})")
-    got = diag.get_providers()
-    missing = [p for p in cfg.names if p not in got]
-    if missing:
-        return SkipVariant(f"requested {', '.join(missing)} did not load here (onnxruntime "
-                           f"{ort.__version__}; the session has only {', '.join(got)}): its "
-                           "libraries are missing or do not match, see the cell log")
+    unloaded = not_loaded(ort, diag, cfg)
+    if unloaded:
+        return unloaded
     placed = _assignment(diag)
     if placed is None:
         return CpuFallbackRefused(f"CPU fallback refused ({DISABLE_CPU_FALLBACK}=1): {message} "
@@ -74,6 +71,19 @@ def _explain_refusal(ort, path: str, cfg: OrtProviderConfig, message: str) -> Ex
         f"CPU fallback refused ({DISABLE_CPU_FALLBACK}=1; --ort-allow-cpu-fallback allows it): "
         f"{len(cpu)} of {total} nodes would run on {CPU_EP}, not on {' / '.join(cfg.names)}; "
         f"{_node_list(cpu)}")
+
+
+def not_loaded(ort, sess, cfg: OrtProviderConfig) -> SkipVariant | None:
+    """SkipVariant when a requested EP is missing from ``sess``: ORT leaves out an EP whose
+    libraries did not load with only a log line, and a figure from the others must not be
+    labelled with its name."""
+    got = sess.get_providers()
+    missing = [p for p in cfg.names if p not in got]
+    if not missing:
+        return None
+    return SkipVariant(f"requested {', '.join(missing)} did not load here (onnxruntime "
+                       f"{ort.__version__}; the session has only {', '.join(got)}): its "
+                       "libraries are missing or do not match, see the cell log")
 
 
 def create_session(ort, path: str, so, cfg: OrtProviderConfig):
