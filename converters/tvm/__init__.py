@@ -36,6 +36,7 @@ Layout of this package (one job per module):
   export.py        exported artifacts: libraries, manifest, sha256 checks, cross-compiling
   cuda_export.py   CUDA kernels compiled with NVRTC into an exported library
   cli.py           the ``tune`` command (``python -m edgebench.tune``, via ``commands``)
+  cli_checks.py    what can be wrong with the tune command's input (exit 2 before any work)
   progress.py      that command's progress display
 
 Importing this package imports neither tvm nor torch: the registry lists every variant.
