@@ -58,6 +58,12 @@ def names() -> list[str]:
     return list(_REGISTRY)
 
 
+def default_names() -> list[str]:
+    """The variants a run without --variants covers: all but the opt-in ones."""
+    _discover()
+    return [n for n, cls in _REGISTRY.items() if cls.in_default_run]
+
+
 def get(name: str) -> Converter:
     _discover()
     if name not in _REGISTRY:

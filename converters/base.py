@@ -125,6 +125,9 @@ class Converter:
     # ``converters.command``): name -> "module:function", the function taking argv and
     # returning an exit code. Imported only when the command runs.
     commands: dict = {}
+    # False: an opt-in variant, run only when named in --variants (the default run is every
+    # variant with this True; converters.default_names()).
+    in_default_run: bool = True
 
     def available(self, options: dict | None = None) -> Availability:
         """Can this variant run on this machine (probe for real; never assume)?"""

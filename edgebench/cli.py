@@ -57,9 +57,10 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
                    help="timm model names (torchvision for squeezenet1_0/1_1). "
                         f"Default: the study's six: {' '.join(SEED_MODELS)}")
     p.add_argument("--variants", nargs="+", default=None, metavar="VARIANT",
-                   help="runtime variants to run. Default: all registered "
-                        f"({' '.join(converters.names())}); those that cannot run here are "
-                        "recorded as skipped with the reason")
+                   help="runtime variants to run. Default: all registered but the opt-in "
+                        f"ones ({' '.join(converters.default_names())}); those that cannot run "
+                        "here are recorded as skipped with the reason. Opt-in: "
+                        f"{' '.join(sorted(set(converters.names()) - set(converters.default_names())))}")
     p.add_argument("--tasks", nargs="+", default=list(default_tasks), choices=ALL_TASKS,
                    metavar="TASK", help=f"tasks per model and variant, from {', '.join(ALL_TASKS)}. "
                                         f"Default: {' '.join(default_tasks)}")

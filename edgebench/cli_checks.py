@@ -119,7 +119,7 @@ def validate(args) -> dict:
             check_name(m)
         except ModelError as e:
             raise UsageError(f"--models: {e}") from None
-    variants = args.variants or converters.names()
+    variants = args.variants or converters.default_names()
     for v in variants:
         try:
             conv = converters.get(v)

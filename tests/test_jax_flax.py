@@ -308,3 +308,29 @@ def test_registry_import_stays_light():
             "assert 'jax' not in sys.modules and 'torch' not in sys.modules, "
             "[m for m in ('jax', 'torch') if m in sys.modules]")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("user_flags, expected", [
+    (None, "--xla_cpu_experimental_ynn_fusion_type="),
+    ("--xla_cpu_enable_fast_math=false",
+     "--xla_cpu_enable_fast_math=false --xla_cpu_experimental_ynn_fusion_type="),
+    # The user's own choice of the library fusions is kept as it is.
+    ("--xla_cpu_experimental_ynn_fusion_type=dot", "--xla_cpu_experimental_ynn_fusion_type=dot"),
+])
+def test_ynn_library_fusions_off_unless_the_user_set_them(user_flags, expected):
+    """In a fresh interpreter, as in a worker: prepare() before jax starts, then the flags the
+    XLA backend really started with are what describe() records."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    if user_flags is not None:
+        env["XLA_FLAGS"] = user_flags
+    code = ("from converters.jax_flax import xla_env; xla_env.prepare(); import jax; "
+            "jax.jit(lambda x: x + 1)(1.0).block_until_ready(); "
+            "print(xla_env.describe()['xla_flags'])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=str(__import__("testlib").REPO), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == expected

@@ -12,6 +12,14 @@ import sys
 MEMORY_VARIABLES = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_ALLOCATOR",
                     "XLA_PYTHON_CLIENT_MEM_FRACTION")
 
+# XLA:CPU (jaxlib 0.10) hands subgraphs to YNNPACK ("library fusions"). Its multi-op dot
+# fusion pulled vgg16's whole conv stack into the fc2 matmul and ran 13x slower per image at
+# batch >= 2 (1,650 ms instead of 125 ms; batch 1 unaffected), which is a runtime defect,
+# not what JAX computes: experiments/jax-ynn-fusion has the figures for all six models.
+# An empty list leaves every op to XLA's own emitters. A user's own setting of the flag wins.
+YNN_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
+YNN_DEFAULT = f"{YNN_FLAG}="
+
 _set_by_us = False
 _jax_was_imported_first = False
 
@@ -19,6 +27,9 @@ _jax_was_imported_first = False
 def prepare() -> None:
     """Call before the first ``import jax`` (idempotent)."""
     global _set_by_us, _jax_was_imported_first
+    flags = os.environ.get("XLA_FLAGS", "")
+    if YNN_FLAG not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} {YNN_DEFAULT}".strip()
     if "XLA_PYTHON_CLIENT_PREALLOCATE" not in os.environ:
         _jax_was_imported_first = "jax" in sys.modules
         os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
@@ -39,6 +50,7 @@ def describe() -> dict:
         source = "set by edgebench before jax was imported"
     device = jax.devices()[0]
     return {"xla_memory": settings, "xla_preallocate_source": source,
+            "xla_flags": os.environ.get("XLA_FLAGS", ""),
             "jax_backend": jax.default_backend(), "jax_platform": device.platform,
             "jax_device": getattr(device, "device_kind", str(device)),
             "jax_device_count": jax.device_count()}

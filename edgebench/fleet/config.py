@@ -24,7 +24,7 @@ DEVICE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # (defaults for every device) and in a [devices.<id>] table.
 SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
     "models": ((list,), "timm model names (torchvision for squeezenet1_0/1_1)"),
-    "variants": ((list,), "runtime variants; default: every registered variant"),
+    "variants": ((list,), "runtime variants; default: every registered variant but the opt-in ones"),
     "tasks": ((list,), "tasks per model and variant; default: parity accuracy latency throughput"),
     "weights": ((str,), "auto | pretrained | random | PATH (a checkpoint on the device)"),
     "seed": ((int,), "seed for random weights (default 0)"),
@@ -167,7 +167,7 @@ def validate(raw: dict, source: str = "") -> FleetConfig:
                 except ModelError as e:
                     raise ConfigError(f"{where}: {e}") from None
                 checked_models.add(m)
-        variants = s.get("variants") or list(known_variants)
+        variants = s.get("variants") or converters.default_names()
         for v in variants:
             if v not in known_variants:
                 raise ConfigError(f"{where}: unknown variant '{v}'; known: {', '.join(known_variants)}")
