@@ -169,12 +169,26 @@ def _weights_line(models: dict) -> str:
     return "; ".join(parts) or "–"
 
 
+def _emulated_line(emu: dict) -> str:
+    """The report's plain statement that the device was emulated (sysinfo.emulation())."""
+    return (f"- **Emulated device, not measured hardware.** The suite ran as "
+            f"{emu.get('process_arch')} code translated by {emu.get('by')} on an "
+            f"{emu.get('host_arch')} machine ({emu.get('evidence')}). Parity, device "
+            "detection and the telemetry readers ran for real; **timings, power and clocks "
+            "are not measurements** of the device named: latencies are the emulator's, and "
+            "power and clock readings come from whatever the emulated system provides "
+            "(recreated files in edgebench's emulated Jetson, jetson/README.md).")
+
+
 def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict, plots: list[str]) -> None:
     m = meta.get("machine", {})
     dev = meta.get("device", {})
     lines = [f"# edgebench report — run {meta.get('run_id')}", ""]
     lines.append(f"- Device: {dev.get('name')} ({dev.get('kind')}, {m.get('cores_physical')} physical "
                  f"cores, {m.get('memory_total_mb')} MB), {m.get('os_release')}, Python {m.get('python')}")
+    emu = dev.get("emulated") or m.get("emulated")
+    if emu:
+        lines.append(_emulated_line(emu))
     gpus = (meta.get("device_state") or {}).get("gpus") or []
     if gpus:  # NVML's list (desktop/server GPUs); a Jetson's GPU is the device itself
         lines.append("- GPU: " + "; ".join(
@@ -219,7 +233,8 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
             lines += [""] + notes
         lines.append("")
     lines += _memory_notes()
-    paper = _paper_section(rows, meta)
+    # An emulated device's figures set beside the study's would read as a comparison.
+    paper = "" if emu else _paper_section(rows, meta)
     if paper:
         lines += [paper]
     lines += _power_section(rows, records)

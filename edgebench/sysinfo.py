@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import platform
+import re
 import socket
 
 import psutil
@@ -17,17 +19,80 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+_ARCH = {"arm64": "aarch64", "amd64": "x86_64", "x64": "x86_64"}
+# A 32-bit process on its own 64-bit kernel runs natively.
+_NATIVE_32 = {("i386", "x86_64"), ("i686", "x86_64"), ("armv7l", "aarch64"), ("armv8l", "aarch64")}
+EMULATED_NOTE = ("this process's instructions were translated by an emulator on another kind of "
+                 "machine: its timings, power and clock figures are not measurements of the "
+                 "device named")
+
+
+def _arch(name: str) -> str:
+    name = name.strip().lower()
+    return _ARCH.get(name, name)
+
+
+def emulation() -> dict | None:
+    """How this process runs when its instruction set is not the one of the machine's kernel
+    (user-mode emulation: QEMU through binfmt_misc, as in jetson/emulated/), else None.
+
+    The process's architecture is what uname says to it (an emulator reports the guest's);
+    the kernel's own is /proc/sys/kernel/arch (where the kernel has it), which user-mode emulators pass
+    through, or on older kernels the kind of CPU /proc/cpuinfo describes. A kernel never
+    runs natively on another architecture than its CPU's, so a difference is proof of
+    translation; nothing is read that a real board could have written to mark itself."""
+    here = _arch(platform.machine())
+    kernel, basis = None, ""
+    with contextlib.suppress(OSError):
+        kernel = _arch(open("/proc/sys/kernel/arch").read()) or None
+        basis = "/proc/sys/kernel/arch"
+    if kernel is None:
+        with contextlib.suppress(OSError):
+            text = open("/proc/cpuinfo").read()
+            if re.search(r"^vendor_id\s*:\s*(GenuineIntel|AuthenticAMD|HygonGenuine)", text, re.M):
+                kernel, basis = "x86_64", "/proc/cpuinfo describes an x86 CPU"
+            elif re.search(r"^CPU implementer\s*:", text, re.M):
+                kernel, basis = "aarch64", "/proc/cpuinfo describes an Arm CPU"
+    if kernel is None or kernel == here or (here, kernel) in _NATIVE_32:
+        return None
+    return {"by": _translator(here), "process_arch": here, "host_arch": kernel,
+            "evidence": f"uname says {here}, the kernel is {kernel} ({basis})",
+            "note": EMULATED_NOTE}
+
+
+def _translator(arch: str) -> str:
+    """The binfmt_misc handler the kernel runs for ``arch`` binaries, where it is readable
+    (e.g. "QEMU user-mode emulation (qemu-aarch64: /usr/libexec/qemu-binfmt/aarch64-binfmt-P)")."""
+    for entry in sorted(glob.glob(f"/proc/sys/fs/binfmt_misc/*{arch}*")):
+        with contextlib.suppress(OSError):
+            text = open(entry).read()
+            m = re.search(r"^interpreter\s+(\S+)", text, re.M)
+            if text.startswith("enabled") and m:
+                name = os.path.basename(entry)
+                kind = "QEMU user-mode emulation" if "qemu" in (name + m.group(1)).lower() \
+                    else "user-mode emulation"
+                return f"{kind} (binfmt_misc {name}: {m.group(1)})"
+    return "user-mode emulation (binfmt_misc handler not readable here)"
+
+
 def device() -> dict:
     """What the records call the device: a Jetson when the device tree says so, else the
-    CPU (GPUs appear in each variant's own metadata, e.g. ORT providers)."""
+    CPU (GPUs appear in each variant's own metadata, e.g. ORT providers). Under user-mode
+    emulation (``emulation()``) the name says "(emulated)" and ``emulated`` says how."""
     model = None
     with contextlib.suppress(OSError):
         model = open("/proc/device-tree/model").read().strip("\x00\n ")
+    emu = emulation()
     if model and "jetson" in model.lower():
-        return {"kind": "jetson", "name": model, "arch": platform.machine()}
-    return {"kind": "cpu", "name": cpu_model(), "arch": platform.machine(),
-            "cores_physical": psutil.cpu_count(logical=False),
-            "cores_logical": psutil.cpu_count(logical=True)}
+        out = {"kind": "jetson", "name": model, "arch": platform.machine()}
+    else:
+        out = {"kind": "cpu", "name": cpu_model(), "arch": platform.machine(),
+               "cores_physical": psutil.cpu_count(logical=False),
+               "cores_logical": psutil.cpu_count(logical=True)}
+    if emu:
+        out["name"] = f"{out['name']} (emulated)"
+        out["emulated"] = emu
+    return out
 
 
 def machine() -> dict:
@@ -42,6 +107,9 @@ def machine() -> dict:
         info["cpu_freq_mhz"] = psutil.cpu_freq()._asdict()
     with contextlib.suppress(OSError):
         info["cpu_governor"] = open("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read().strip()
+    emu = emulation()
+    if emu:
+        info["emulated"] = emu
     return info
 
 
@@ -66,6 +134,6 @@ def device_state() -> dict:
 
 
 def env_flags() -> dict:
-    keys = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "XLA_FLAGS",
+    keys = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "XLA_FLAGS",
             "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_ALLOCATOR", "CUDA_VISIBLE_DEVICES")
     return {k: os.environ[k] for k in keys if k in os.environ}

@@ -1,4 +1,4 @@
-"""Targets: what ``host`` / ``jetson-agx-orin`` / a tag / a JSON object mean, how a target is
+"""Targets: what ``host`` / ``jetson-agx-orin`` / ``jetson-agx-orin-cpu`` / a tag / a JSON object mean, how a target is
 named on disk and in cache keys, which device runs it, and how many CPU threads TVM's
 kernels get for it. Imports ``tvm`` lazily (inside functions)."""
 from __future__ import annotations
@@ -15,6 +15,12 @@ from .errors import TargetError
 
 JETSON_NAME = "jetson-agx-orin"
 JETSON_TAG = "nvidia/jetson-agx-orin-64gb"
+# The AGX Orin's CPU alone: 12 Arm Cortex-A78AE cores (AGX Orin 64GB; the 32GB module has 8),
+# compiled by LLVM for aarch64 Linux. Cross-compiled on x86 (aarch64-linux-gnu-g++ links the
+# library); tuned over RPC on a board, or on jetson/emulated/'s emulated Orin.
+JETSON_CPU_NAME = "jetson-agx-orin-cpu"
+JETSON_CPU = {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a78ae",
+              "num-cores": 12}
 
 
 def threads_for(target) -> int:
@@ -70,7 +76,7 @@ def host_target_dict() -> dict:
 
 
 def resolve_target(value: Any = None):
-    """``host`` | ``jetson-agx-orin`` | a TVM target tag | a JSON object (text or dict)
+    """``host`` | ``jetson-agx-orin`` | ``jetson-agx-orin-cpu`` | a TVM target tag | a JSON object (text or dict)
     -> (tvm.target.Target, display name). Raises TargetError with the reason."""
     import tvm
 
@@ -85,11 +91,13 @@ def resolve_target(value: Any = None):
             raise TargetError(f"target is not valid JSON: {e}") from None
     elif value == JETSON_NAME:
         return tvm.target.Target(JETSON_TAG), JETSON_NAME
+    elif value == JETSON_CPU_NAME:
+        return tvm.target.Target(dict(JETSON_CPU)), JETSON_CPU_NAME
     elif isinstance(value, str) and value in _tags():
         return tvm.target.Target(value), value
     else:
         raise TargetError(
-            f"unknown target '{value}': use 'host', '{JETSON_NAME}', a TVM target tag "
+            f"unknown target '{value}': use 'host', '{JETSON_NAME}', '{JETSON_CPU_NAME}', a TVM target tag "
             f"(e.g. {JETSON_TAG}) or a JSON object such as "
             '\'{"kind": "llvm", "mcpu": "znver4", "num-cores": 8}\'')
     if not isinstance(d, dict) or "kind" not in d:

