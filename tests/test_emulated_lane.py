@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from testlib import shellcheck_path
+
 REPO = Path(__file__).resolve().parents[1]
 EMU = REPO / "jetson" / "emulated"
 SCRIPTS = sorted(EMU.glob("*.sh")) + [EMU / "tegra" / "nvpmodel", EMU / "tegra" / "jetson_clocks"]
@@ -39,11 +41,7 @@ ONE_IMAGE = ("--data", str(REPO / "datasets" / "sample"), "--max-images", "1")
 
 
 def _shellcheck() -> str | None:
-    found = shutil.which("shellcheck")
-    if found:
-        return found
-    here = Path(sys.executable).parent / "shellcheck"
-    return str(here) if here.is_file() else None
+    return shellcheck_path()
 
 
 def _tegra():

