@@ -5,7 +5,8 @@ Options (``spec.options``, from the CLI):
                  model+target is applied when it exists (``python -m edgebench.tune`` writes it)
   tvm_target     ``host`` (default: LLVM for this CPU, ``mcpu`` detected, all physical cores),
                  ``jetson-agx-orin`` (TVM tag nvidia/jetson-agx-orin-64gb: CUDA sm_87 + aarch64
-                 host), a TVM target tag, or a JSON target object
+                 host), ``jetson-agx-orin-cpu`` (its Cortex-A78AE cores, LLVM aarch64), a TVM
+                 target tag, or a JSON target object
   tvm_artifact   a directory written by ``python -m edgebench.tune --export``: loaded instead
                  of compiling, after checking every file's sha256 against its manifest
   tvm_importer   ``auto`` (torch.export, ONNX if that fails) | ``torch.export`` | ``onnx``
@@ -19,7 +20,7 @@ was exported with). The tuning database applies to the batch sizes it was tuned 
 Layout of this package (one job per module):
   __init__.py      the converter (options, cache keys, loading an export) and the predictor
   errors.py        the package's exceptions (the tuning command maps them to exit codes)
-  targets.py       targets (host, jetson-agx-orin, tags, JSON): names, devices, CPU threads
+  targets.py       targets (host, jetson-agx-orin[-cpu], tags, JSON): names, devices, CPU threads
   importer.py      torch module -> Relax (torch.export, ONNX as fallback)
   passes.py        the lowering shared by tuning and compiling (BN folding, layout, fusion)
                    and the tuning tasks it yields
@@ -80,7 +81,8 @@ class TvmConverter(Converter):
                                   "a model and target is applied when it exists "
                                   "(python -m edgebench.tune writes them)"}),
         ("--tvm-target", {"default": None, "metavar": "TARGET",
-                          "help": "host (default: LLVM for this CPU), jetson-agx-orin, a TVM tag "
+                          "help": "host (default: LLVM for this CPU), jetson-agx-orin, "
+                                  "jetson-agx-orin-cpu, a TVM tag "
                                   "or a JSON target"}),
         ("--tvm-artifact", {"default": None, "metavar": "DIR",
                             "help": "load an artifact exported by edgebench.tune --export (sha256 "

@@ -38,6 +38,8 @@ EPILOG = """\
 targets:
   host              LLVM for this machine's CPU (mcpu detected, e.g. znver5; all physical cores)
   jetson-agx-orin   TVM tag nvidia/jetson-agx-orin-64gb: CUDA sm_87 kernels + aarch64 host code
+  jetson-agx-orin-cpu  the Orin's 12 Cortex-A78AE cores alone: LLVM aarch64-linux-gnu
+                    (tune over RPC on a board or on jetson/emulated/'s emulated Orin)
   <tag>             any TVM target tag, e.g. nvidia/jetson-agx-orin-32gb
   '{"kind": ...}'   a JSON target, e.g. '{"kind": "llvm", "mcpu": "neoverse-v2", "num-cores": 8}'
 
@@ -100,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="timm/torchvision model name")
     p.add_argument("--target", default="host",
-                   help="host | jetson-agx-orin | a TVM tag | a JSON target (default: host)")
+                   help="host | jetson-agx-orin | jetson-agx-orin-cpu | a TVM tag | a JSON "
+                        "target (default: host)")
     p.add_argument("--trials", type=int, default=512,
                    help="total tuning budget in measured candidates, database records "
                         "included (0: no tuning; default 512)")
