@@ -5,7 +5,8 @@ What it measures differs from ``pytorch-compile`` (torch.compile, JIT), so it is
 its own rather than a cache for that one:
 - no Python in the call path: the package's C++ wrapper launches the kernels, where the JIT
   variant runs dynamo's guards and inductor's Python wrapper on every call (on the 2-core
-  reference machine mobilenetv2 at batch 1 ran 6.9 ms here against 7.9 ms JIT);
+  reference machine mobilenetv2 at batch 1 ran 6.9 ms here against 7.9 ms JIT:
+  experiments/aot-vs-jit);
 - one graph for every batch size (a symbolic batch dimension), where the JIT variant
   specialises batch 1 and recompiles for a dynamic batch on the next size;
 - compiled once per model, weights and torch version, on the first cell that needs it (its
