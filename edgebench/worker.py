@@ -91,12 +91,12 @@ def _reference_logits(cell: Cell, spec, data, cache: Path) -> np.ndarray:
 
 def _parity(cell: Cell, predictor, precision: str, spec, data, cache: Path):
     from . import metrics
-    from .measure import run_all
+    from .measure import budgeted_pass
 
     prof = cell.run.prof
     ref = _reference_logits(cell, spec, data, cache)
-    out, _, _ = run_all(predictor, data, prof["accuracy_batch"], cell.inputs.parity_images,
-                        budget_s=prof.get("pass_budget_s"))
+    out, _, _ = budgeted_pass(predictor, data, prof["accuracy_batch"],
+                              cell.inputs.parity_images, budget_s=prof.get("pass_budget_s"))
     p = metrics.parity(ref[:len(out)], out)
     ok, why = metrics.parity_verdict(p, precision, cell.run.parity_thresholds)
     p["precision"] = precision

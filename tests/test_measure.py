@@ -318,6 +318,33 @@ def test_accuracy_partial_on_pass_budget(clock):
     assert status == "partial" and f["n_images"] == 6 and "6 of 20 images" in reason
 
 
+def test_accuracy_pass_budget_does_not_count_a_per_shape_compile(clock):
+    # TVM compiles each static batch size on its first call: 100 s of compiling at batch 8
+    # (and 100 s more at the remainder, 4) must not eat a 45 s budget for running images.
+    p = FakePredictor(cost_s=0.010, first_call_s=100.0, clock=clock)
+    status, f, reason = measure.accuracy(p, FakeData(n=20), _prof(accuracy_batch=8,
+                                                                  pass_budget_s=45.0),
+                                         null_monitor())
+    assert (status, reason) == ("ok", "") and f["n_images"] == 20
+    assert p.calls == [8, 4, 8, 8, 4]      # one untimed call per shape, then the pass
+
+
+def test_parity_pass_budget_does_not_count_a_per_shape_compile(clock):
+    # The emulated Orin's untuned TVM parity cell: 16 images at batch 8, the batch-8 library
+    # compiled on its first call. Counted in the 45 s budget, it stopped the pass at 8 of 16.
+    p = FakePredictor(cost_s=0.010, first_call_s=100.0, clock=clock)
+    logits, labels, _ = measure.budgeted_pass(p, FakeData(n=20), 8, limit=16, budget_s=45.0)
+    assert len(logits) == len(labels) == 16 and p.calls == [8, 8, 8]
+
+
+def test_warm_up_pass_calls_each_shape_once():
+    p = FakePredictor(batch_sizes=[1, 2, 4])
+    assert measure.warm_up_pass(p, FakeData(n=16), 8, limit=6) == 4
+    assert p.calls == [4, 2]
+    p = FakePredictor()
+    assert measure.warm_up_pass(p, FakeData(n=3), 8) == 8 and p.calls == [3]
+
+
 def test_cold_start_calls_once():
     p = FakePredictor()
     assert measure.cold_start(p, FakeData().batch(0, 1)) >= 0 and p.calls == [1]

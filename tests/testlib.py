@@ -123,11 +123,15 @@ class FakePredictor:
     (batch, n_classes) logits out. Each call costs ``cost_s + per_sample_s * batch`` seconds,
     slept for real or, given a VirtualClock, added to it. ``oom_above``: batches larger than
     this raise converters.OutOfMemory. ``logits_fn(x)`` overrides the default logits (the
-    mean of each image, broadcast over the classes). ``calls`` holds every batch size seen."""
+    mean of each image, broadcast over the classes). ``first_call_s`` is added to the first call
+    at each batch size, as a variant that compiles per shape pays it. ``calls`` holds every
+    batch size seen."""
 
     def __init__(self, n_classes: int = 10, cost_s: float = 0.0, per_sample_s: float = 0.0,
                  batch_sizes: list[int] | None = None, oom_above: int | None = None,
-                 clock: VirtualClock | None = None, logits_fn=None, error: Exception | None = None):
+                 clock: VirtualClock | None = None, logits_fn=None, error: Exception | None = None,
+                 first_call_s: float = 0.0):
+        self.first_call_s = first_call_s
         self.n_classes, self.cost_s, self.per_sample_s = n_classes, cost_s, per_sample_s
         self.batch_sizes = batch_sizes
         self.oom_above, self.clock, self.logits_fn, self.error = oom_above, clock, logits_fn, error
@@ -149,6 +153,8 @@ class FakePredictor:
         if self.error is not None:
             raise self.error
         cost = self.cost_s + self.per_sample_s * b
+        if b not in self.calls[:-1]:
+            cost += self.first_call_s
         if self.clock is not None:
             self.clock.advance(cost)
         elif cost > 0:
