@@ -5,7 +5,19 @@ from pathlib import Path
 
 import pytest
 
+import emulated_setup
 from testlib import make_image
+
+
+def pytest_collection_finish(session):
+    # The emulated Orin lane's set-up (about 2 minutes from nothing, mostly downloads) runs
+    # beside the tests before the lane; its fixture waits for it.
+    if any(item.get_closest_marker("emulated") for item in session.items):
+        emulated_setup.start()
+
+
+def pytest_sessionfinish(session):
+    emulated_setup.stop()
 
 
 @pytest.fixture(scope="session")

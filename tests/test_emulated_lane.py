@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+import emulated_setup
 from testlib import shellcheck_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,11 +33,11 @@ EMU = REPO / "jetson" / "emulated"
 SCRIPTS = sorted(EMU.glob("*.sh")) + [EMU / "tegra" / "nvpmodel", EMU / "tegra" / "jetson_clocks"]
 MODEL = "squeezenet1_1"
 RPC_PORT = int(os.environ.get("EDGEBENCH_EMULATED_RPC_PORT", "9190"))
-LANE_ENV = "EDGEBENCH_EMULATED_LANE"
+LANE_ENV = emulated_setup.LANE_ENV
 # Parity on one image of the bundled sample (1000 logits compared): every variant then runs
-# the batch size it was converted for. At the sample's 16 images, parity runs at batch 8,
-# which untuned TVM compiles again on the device (about 100 s under QEMU), and the quick
-# profile's 45 s parity budget cuts TVM's and JAX's passes short ("partial").
+# the batch size it was converted for. At the sample's 16 images parity runs at batch 8,
+# which untuned TVM compiles again on the device: about 100 s more under QEMU, for what
+# the issue's exact command (experiments/emulated-orin/run.sh) shows already.
 ONE_IMAGE = ("--data", str(REPO / "datasets" / "sample"), "--max-images", "1")
 
 
@@ -121,15 +122,15 @@ def _records(out: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def lane():
-    # About 8 minutes of tests plus the root's set-up (38 s cached, 2.3 min from nothing).
-    # CI's whole budget is about 30 minutes and the rest of the suite already takes ~21, so
-    # the lane runs where it is asked for (issue 16 stays open until CI has room for it).
+    # About 8 minutes of tests plus the root's set-up (38 s cached, 2.3 min from nothing),
+    # and it installs QEMU with apt-get: it runs where it is asked for. CI asks (.ci/run).
     if os.environ.get(LANE_ENV) != "1":
-        pytest.skip(f"the emulated Orin lane (~10 min) runs only with {LANE_ENV}=1: "
-                    "CI's 30-minute budget has no room for it yet (issue 16)")
+        pytest.skip(f"the emulated Orin lane (~10 min, root, installs QEMU) runs only with "
+                    f"{LANE_ENV}=1, as CI (.ci/run) sets it")
     if sys.platform != "linux":
         pytest.skip("the emulated lane needs Linux (QEMU user mode, binfmt_misc)")
-    r = _run(["bash", str(EMU / "setup.sh")], timeout=1200)
+    r = emulated_setup.finish(timeout=1200)    # started at collection (conftest.py)
+    print(f"$ bash {EMU / 'setup.sh'}  -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-6000:]}")
     if r.returncode == 3:
         pytest.skip("QEMU user-mode emulation cannot be had here: "
                     + r.stderr.strip().splitlines()[-1])
