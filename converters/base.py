@@ -119,7 +119,8 @@ class Converter:
     # options["ort_providers"]); keep flags prefixed with the variant family.
     cli_options: tuple = ()
     # Modules safe to import before fork (they start no thread and touch no device at
-    # import): the fork server imports them once instead of once per cell.
+    # import): this variant's branch of the fork server imports them once instead of once
+    # per cell (other variants' cells never map them).
     preload: tuple = ()
     # Commands this variant family provides (``python -m edgebench.<name>`` dispatches through
     # ``converters.command``): name -> "module:function", the function taking argv and

@@ -116,6 +116,7 @@ class ForkServer:
             self.close()
             raise OSError(f"fork server did not start: {log_tail(log)}")
         self.preload_s = hello.get("preload_s", 0.0)
+        self.preloaded = hello.get("preloaded", [])
 
     def _read(self, deadline: float) -> dict | None:
         """The next line from the server, or None at the deadline or when it is gone."""
@@ -138,9 +139,12 @@ class ForkServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def run(self, argv: list[str], log: Path, timeout: float):
+    def run(self, argv: list[str], log: Path, timeout: float, variant: str = ""):
+        """Run the worker with ``argv`` in a child forked from ``variant``'s branch of the
+        server (which has imported that variant's modules)."""
         t = time.perf_counter()
-        self.proc.stdin.write((json.dumps({"argv": argv, "log": str(log)}) + "\n").encode())
+        req = {"argv": argv, "log": str(log), "variant": variant}
+        self.proc.stdin.write((json.dumps(req) + "\n").encode())
         self.proc.stdin.flush()
         started = self._read(time.monotonic() + 60)
         if started is None:

@@ -222,7 +222,8 @@ class Session:
             rc = None
             if server is not None:
                 try:
-                    rc, wall = server.run([str(cfile), str(rfile)], log, self.cell_timeout)
+                    rc, wall = server.run([str(cfile), str(rfile)], log, self.cell_timeout,
+                                          cell.variant)
                 except OSError:        # the server itself died (OOM killer?): spawn this cell
                     server.close()
                     server = None

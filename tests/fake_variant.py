@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 
 import numpy as np
@@ -60,8 +61,16 @@ class NullVariant(Converter):
         p = NullPredictor(artifact.obj, spec.options)
         p.buffer = np.empty(1 << 20, dtype=np.uint8)     # where this process's buffers land
         p.meta = {"vmsize_mb": _vmsize_mb(),       # what this cell's process maps before measuring
-                  "buffer_address": int(p.buffer.ctypes.data)}
+                  "buffer_address": int(p.buffer.ctypes.data),
+                  "preloaded_marker": "tests.fake_preloaded" in sys.modules}
         return p
+
+
+@register
+class PreloadingNullVariant(NullVariant):
+    """The null SUT declaring a module to preload, as JAX's and inductor's variants do."""
+    name = "null-preloading"
+    preload = ("tests.fake_preloaded",)
 
 
 def _vmsize_mb() -> float | None:

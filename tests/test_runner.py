@@ -144,6 +144,43 @@ def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):
         assert s._servers[sys.executable] is not first and s._servers[sys.executable].alive()
 
 
+def test_a_dead_fork_server_branch_is_replaced(tmp_path, cache_dir):
+    """A variant's branch of the fork server killed between cells: the next cell of that
+    variant still runs (spawned, then a new server), and nothing raises."""
+    import sys
+    import time
+
+    import psutil
+
+    with _session(tmp_path, cache_dir) as s:
+        assert s.run(Cell(TINY, "null", "latency"))["status"] == "ok"
+        first = s._servers[sys.executable]
+        (branch,) = psutil.Process(first.proc.pid).children()
+        branch.kill()
+        deadline = time.time() + 10         # not our child: poll until it is gone (a zombie)
+        while branch.is_running() and branch.status() != psutil.STATUS_ZOMBIE:
+            assert time.time() < deadline, "the branch outlived SIGKILL"
+            time.sleep(0.05)
+        assert s.run(Cell(TINY, "null", "latency"))["status"] == "ok"
+        assert s.run(Cell(TINY, "null", "latency"))["status"] == "ok"
+        assert s._servers[sys.executable] is not first and s._servers[sys.executable].alive()
+
+
+def test_a_cell_maps_only_its_own_variants_preloaded_modules(tmp_path, cache_dir):
+    """The fork server imports what every cell needs; a variant's own modules are imported by
+    its branch of the server, so another variant's cells never map them (JAX's would add
+    115 MB to every PyTorch cell's resident memory)."""
+    import sys
+
+    with _session(tmp_path, cache_dir) as s:
+        recs = [s.run(Cell(TINY, v, "latency")) for v in ("null-preloading", "null",
+                                                          "null-preloading", "null")]
+        preloaded = s._servers[sys.executable].preloaded
+    assert [r["status"] for r in recs] == ["ok"] * 4, [r.get("reason") for r in recs]
+    assert [r["variant_meta"]["preloaded_marker"] for r in recs] == [True, False, True, False]
+    assert "timm" in preloaded and "tests.fake_preloaded" not in preloaded
+
+
 def test_cells_forked_from_one_server_get_layouts_of_their_own(tmp_path, cache_dir):
     """Two cells of one fork server place the same allocation at different addresses, as two
     new interpreters would (ASLR): a layout that happens to be slow is not shared by a run."""
