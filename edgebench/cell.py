@@ -22,7 +22,7 @@ class RunSettings:
     """What every cell of a run on one device shares."""
 
     run_id: str
-    profile: str                        # profile name ("quick", "paper")
+    profile: str                        # profile name ("quick", "paper", "smoke")
     prof: dict                          # the profile's settings (edgebench.profiles)
     cache_dir: str
     options: dict                       # variant options by CLI dest name

@@ -79,7 +79,8 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
     p.add_argument("--seed", type=int, default=0, help="seed for random weights (default 0)")
     p.add_argument("--profile", choices=sorted(PROFILES), default="quick",
                    help="quick (default): short windows, fits a 2-core machine; paper: full "
-                        "dataset, long windows. Batch cap: "
+                        "dataset, long windows; smoke: does every cell run? (about a second "
+                        "per window; its figures are not for comparison). Batch cap: "
                         + _profiles_help(lambda p: p["throughput"]["max_batch"])
                         + "; latency calls at least: "
                         + _profiles_help(lambda p: p["latency"]["min_count"]))

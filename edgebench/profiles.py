@@ -1,5 +1,8 @@
 """Run profiles: how long each measurement runs. ``quick`` (default) bounds every cell so the
-whole default run fits a 2-core machine; ``paper`` uses the full dataset and long windows."""
+whole default run fits a 2-core machine; ``paper`` uses the full dataset and long windows;
+``smoke`` asks only whether every cell runs (seconds per cell: a first look at a new board or
+JetPack, and the test suite). Its windows are too short for the figures to be compared, and
+the report says so (``COMPARABLE``)."""
 from __future__ import annotations
 
 PROFILES: dict[str, dict] = {
@@ -13,6 +16,16 @@ PROFILES: dict[str, dict] = {
         "idle_s": 1.0,
         "cell_timeout": 600,
     },
+    "smoke": {
+        "max_images": 16,
+        "accuracy_batch": 8,
+        "pass_budget_s": 45.0,      # parity and accuracy are the quick profile's
+        "latency": {"warmup": 1, "min_count": 5, "min_s": 0.2, "max_s": 5.0},
+        "throughput": {"max_batch": 4, "warmup": 1, "min_iters": 2, "min_s": 0.1,
+                       "budget_s": 5.0, "min_gain": 1.03},
+        "idle_s": 0.2,
+        "cell_timeout": 600,
+    },
     "paper": {
         "max_images": None,         # the whole dataset
         "accuracy_batch": 32,
@@ -24,3 +37,7 @@ PROFILES: dict[str, dict] = {
         "cell_timeout": 14400,
     },
 }
+
+# Profiles whose windows are long enough for their figures to be compared across variants,
+# runs and published numbers.
+COMPARABLE = ("quick", "paper")

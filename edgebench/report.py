@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import store
+from .profiles import COMPARABLE
 from .report_format import fmt, md_table, summary_rows, write_csv
 from .util import atomic_write_text
 
@@ -195,8 +196,14 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
             f"{g.get('name')} (driver {g.get('driver')}, compute capability "
             f"{g.get('compute_capability')}, {g.get('memory_total_mb')} MB)" for g in gpus)
             + "; variants computed on: " + _compute_devices(meta))
-    lines.append(f"- Profile: {meta.get('config', {}).get('profile')}; data: "
+    profile = meta.get("config", {}).get("profile")
+    lines.append(f"- Profile: {profile}; data: "
                  f"{meta.get('data', {}).get('source')} ({meta.get('data', {}).get('n_images')} images)")
+    smoke = profile is not None and profile not in COMPARABLE
+    if smoke:
+        lines.append(f"- **Profile {profile}: windows of a second or so, to see that every cell "
+                     "runs. Its latency, throughput, power and energy figures are not for "
+                     "comparison**; rerun with the quick or paper profile for that.")
     lines.append("- Weights: " + _weights_line(meta.get("models", {})))
     if budget_line(meta):
         lines.append(budget_line(meta))
@@ -233,8 +240,9 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
             lines += [""] + notes
         lines.append("")
     lines += _memory_notes()
-    # An emulated device's figures set beside the study's would read as a comparison.
-    paper = "" if emu else _paper_section(rows, meta)
+    # An emulated device's figures, or a smoke run's, set beside the study's would read as a
+    # comparison.
+    paper = "" if emu or smoke else _paper_section(rows, meta)
     if paper:
         lines += [paper]
     lines += _power_section(rows, records)

@@ -213,18 +213,30 @@ def test_truncated_data_cache_is_rebuilt(tmp_path, base_cache):
     assert rec["data"]["n_images"] > 0
 
 
-@pytest.mark.slow
-def test_tampered_tvm_library_is_rebuilt(tmp_path):
-    # The executed library is fully re-hashed: a same-size rewrite with its mtime put back
-    # (what a size/mtime shortcut would trust) is caught, moved aside and rebuilt.
+TVM_ARGS = ("--variants", "tvm", "--tvm-untuned")
+
+
+@pytest.fixture(scope="module")
+def tvm_base_cache(tmp_path_factory) -> Path:
+    """A cache holding the tiny model's untuned TVM libraries: batch 1, compiled by convert,
+    and the parity pass's batch size, compiled on its first call (one real run)."""
     pytest.importorskip("tvm")
-    cache, args = tmp_path / "cache", ("--variants", "tvm", "--tvm-untuned")
-    first = _run(tmp_path / "A", cache, *args, task="convert")
+    cache = tmp_path_factory.mktemp("integrity-tvm-cache")
+    first = _run(tmp_path_factory.mktemp("integrity-tvm") / "A", cache, *TVM_ARGS)
     assert "cache_rebuilt" not in first["variant_meta"]
     lib = _only(cache / "tvm", "*-b1.so")
     assert first["artifact_sha256"] == ci.recorded(lib)[0]
+    return cache
+
+
+@pytest.mark.slow
+def test_tampered_tvm_library_is_rebuilt(tmp_path, tvm_base_cache):
+    # The executed library is fully re-hashed: a same-size rewrite with its mtime put back
+    # (what a size/mtime shortcut would trust) is caught, moved aside and rebuilt.
+    cache = _copy(tvm_base_cache, tmp_path)
+    lib = _only(cache / "tvm", "*-b1.so")
     _tamper_keeping_size_and_mtime(lib)
-    rec = _run(tmp_path / "B", cache, *args, task="convert")
+    rec = _run(tmp_path / "B", cache, *TVM_ARGS, task="convert")
     _assert_rebuilt(rec["variant_meta"]["cache_rebuilt"], lib.name)
     assert rec["artifact_cached"] is False and rec["convert_s"] > 0
     assert ci.verify(lib, executed=True) is None
@@ -233,17 +245,15 @@ def test_tampered_tvm_library_is_rebuilt(tmp_path):
 
 
 @pytest.mark.slow
-def test_tvm_library_of_another_batch_size_is_rebuilt_while_measuring(tmp_path):
+def test_tvm_library_of_another_batch_size_is_rebuilt_while_measuring(tmp_path, tvm_base_cache):
     # Batch sizes other than 1 are compiled (or taken from the cache) on first use, inside
     # the task: a corrupted one is rebuilt there and the record says so as well.
-    pytest.importorskip("tvm")
-    cache, args = tmp_path / "cache", ("--variants", "tvm", "--tvm-untuned")
-    _run(tmp_path / "A", cache, *args)
+    cache = _copy(tvm_base_cache, tmp_path)
     b1 = _only(cache / "tvm", "*-b1.so")
     others = [p for p in (cache / "tvm").glob("*.so") if p != b1]
     assert others, "parity compiled no other batch size"
     os.truncate(others[0], 4096)
-    rec = _run(tmp_path / "B", cache, *args)
+    rec = _run(tmp_path / "B", cache, *TVM_ARGS)
     why = rec["variant_meta"]["cache_rebuilt"]
     assert why.startswith("batch ") and f"{others[0].name}: sha256 mismatch" in why, why
     assert "(4096 bytes; truncated or modified)" in why

@@ -29,6 +29,10 @@ def power_source_here() -> str | None:
     return src.name
 
 
+# Tests about statuses and exit codes, not figures, run the smoke profile's short windows.
+SMOKE = ("--profile", "smoke")
+
+
 @pytest.fixture(scope="module")
 def e2e(tmp_path_factory, wnid_folder):
     # A cache of its own: whether the first ONNX cell exports must not depend on test order.
@@ -144,7 +148,7 @@ def test_timeout_is_recorded_and_exit_code_1(tmp_path, cache_dir):
 @pytest.mark.slow
 def test_crashing_cell_does_not_stop_the_run(tmp_path, cache_dir):
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "--tasks", "latency",
-                   "accuracy", "--weights", "random", "--out", str(tmp_path / "r"),
+                   "accuracy", "--weights", "random", "--out", str(tmp_path / "r"), *SMOKE,
                    "--cache-dir", str(cache_dir), env={"EDGEBENCH_TEST_CRASH": f"{TINY}/pytorch/accuracy"})
     assert proc.returncode == 1
     recs = {r["task"]: r for r in records(tmp_path / "r")}
@@ -156,7 +160,7 @@ def test_crashing_cell_does_not_stop_the_run(tmp_path, cache_dir):
 @pytest.mark.slow
 def test_missing_execution_provider_is_skipped(tmp_path, cache_dir):
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "onnxruntime", "pytorch",
-                   "--tasks", "latency", "--ort-providers", "CUDAExecutionProvider",
+                   "--tasks", "latency", "--ort-providers", "CUDAExecutionProvider", *SMOKE,
                    "--weights", "random", "--out", str(tmp_path / "r"), "--cache-dir", str(cache_dir))
     assert proc.returncode == 0, proc.stderr[-2000:]
     recs = {r["variant"]: r for r in records(tmp_path / "r")}
@@ -221,7 +225,7 @@ def test_variant_runs_in_the_interpreter_given_by_python(tmp_path, cache_dir):
     wrapper.chmod(0o755)
     out = tmp_path / "r"
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "onnxruntime",
-                   "--tasks", "latency", "--weights", "random", "--python",
+                   "--tasks", "latency", "--weights", "random", *SMOKE, "--python",
                    f"onnxruntime={wrapper}", "--out", str(out), "--cache-dir", str(cache_dir))
     assert proc.returncode == 0, proc.stderr[-3000:]
     calls = marker.read_text().splitlines()
@@ -264,7 +268,7 @@ def test_tensorrt_without_gpu_is_skipped_with_reason_and_exit_0(tmp_path, cache_
     if av.ok:
         pytest.skip("TensorRT and a CUDA device are present here: this test is for machines without")
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "tensorrt-fp16", "pytorch",
-                   "--tasks", "latency", "--weights", "random", "--out", str(tmp_path / "r"),
+                   "--tasks", "latency", "--weights", "random", *SMOKE, "--out", str(tmp_path / "r"),
                    "--cache-dir", str(cache_dir))
     assert proc.returncode == 0, proc.stderr[-2000:]
     recs = {r["variant"]: r for r in records(tmp_path / "r")}

@@ -78,6 +78,20 @@ def test_study_figures_beside_ours_only_on_an_agx_orin(tmp_path):
     assert "Beside the study" not in (tmp_path / "report.md").read_text()
 
 
+def test_smoke_profile_says_its_figures_are_not_for_comparison(tmp_path):
+    recs = [rec("tensorrt-fp16", "latency", model="resnet152", latency_ms=lat(2.5), n=5,
+                power_w={"mean": 27.5, "idle": 8.0})]
+    meta = {"run_id": "x", "models": {}, "data": {"source": "sample", "n_images": 16},
+            "variants": {}, "device_state": {"board_model": "NVIDIA Jetson AGX Orin Developer Kit"}}
+    for profile, said in (("quick", False), ("paper", False), ("smoke", True)):
+        meta["config"] = {"profile": profile}
+        report.write_all(tmp_path, recs, meta)
+        md = (tmp_path / "report.md").read_text(encoding="utf-8")
+        assert f"- Profile: {profile};" in md
+        assert ("not for comparison" in md) is said, profile
+        assert ("## Beside the study" in md) is not said, profile    # no study column then
+
+
 def test_report_cli_renders_a_stopped_run(tmp_path):
     """A run stopped before its report step (here: the committed H100 run, whose cells were
     cut by a time limit) gets report.md, summary.csv and plots from its records alone."""

@@ -305,12 +305,18 @@ def test_measure_command_is_a_valid_edgebench_full_command(tmp_path):
     assert a.tvm_artifact == str(tmp_path / "art") and not a.tvm_untuned
 
 
-def test_quick_profile_skips_untuned_tvm_with_the_tuning_command(tmp_path):
+@pytest.mark.parametrize("profile", ["quick", "smoke"])
+def test_short_profiles_skip_untuned_tvm_with_the_tuning_command(tmp_path, profile):
     import converters
     from converters.base import SkipVariant
     from edgebench.models import make_spec
 
     conv = converters.get("tvm")
-    spec = make_spec(MODEL, "random-seed-0", {"profile": "quick", "tuning_dir": str(tmp_path)})
-    with pytest.raises(SkipVariant, match="python -m edgebench.tune --model"):
+    spec = make_spec(MODEL, "random-seed-0", {"profile": profile, "tuning_dir": str(tmp_path)})
+    with pytest.raises(SkipVariant, match=f"left out of the {profile} profile.*"
+                                          "python -m edgebench.tune --model"):
         conv.convert(spec, tmp_path / "cache")
+    opts = {"profile": profile, "tuning_dir": str(tmp_path)}
+    assert not conv.check_model(MODEL, SIZE, opts).ok
+    assert conv.check_model(MODEL, SIZE, {**opts, "tvm_untuned": True}).ok
+    assert conv.check_model(MODEL, SIZE, {**opts, "profile": "paper"}).ok

@@ -28,7 +28,7 @@ SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
     "tasks": ((list,), "tasks per model and variant; default: parity accuracy latency throughput"),
     "weights": ((str,), "auto | pretrained | random | PATH (a checkpoint on the device)"),
     "seed": ((int,), "seed for random weights (default 0)"),
-    "profile": ((str,), "quick (default) or paper"),
+    "profile": ((str,), "quick (default), paper or smoke"),
     "profile_settings": ((dict,), "overrides deep-merged into the profile, e.g. "
                                   "latency = {min_s = 0.5}"),
     "max_images": ((int,), "use at most N images of 'data' (default: the profile's)"),
