@@ -12,7 +12,8 @@ Two levels, so that a cell maps only its own variant's runtime: the server impor
 every cell needs (numpy, timm and torch, edgebench); on a variant's first cell it forks a
 branch for that variant, which imports the modules the variant declares fork-safe to
 import (``Converter.preload``: JAX, inductor) and forks that variant's cells. One server for
-all would map JAX (115 MB resident) into every PyTorch and ONNX Runtime cell.
+all mapped JAX and inductor into every PyTorch and ONNX Runtime cell: 45 MB more resident
+memory at each cell's start (experiments/forkserver-branches).
 
 Protocol, one JSON object per line (a branch speaks it too, to the server, over pipes):
   server -> runner  {"ready": true, "preload_s": ..., "preloaded": [...]}

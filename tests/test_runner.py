@@ -168,8 +168,8 @@ def test_a_dead_fork_server_branch_is_replaced(tmp_path, cache_dir):
 
 def test_a_cell_maps_only_its_own_variants_preloaded_modules(tmp_path, cache_dir):
     """The fork server imports what every cell needs; a variant's own modules are imported by
-    its branch of the server, so another variant's cells never map them (JAX's would add
-    115 MB to every PyTorch cell's resident memory)."""
+    its branch of the server, so another variant's cells never map them (JAX's and
+    inductor's added 45 MB to every PyTorch cell's resident memory)."""
     import sys
 
     with _session(tmp_path, cache_dir) as s:
