@@ -122,6 +122,11 @@ class Converter:
     # import): this variant's branch of the fork server imports them once instead of once
     # per cell (other variants' cells never map them).
     preload: tuple = ()
+    # True for a JIT variant whose compiled model lives in the process, not in a file
+    # (torch.compile): on the CPU, the fork server compiles it once per model and run, in a
+    # branch, and forks the model's cells from that branch (edgebench.forkserver). Not on a
+    # GPU: CUDA does not survive fork.
+    compiles_in_process: bool = False
     # Commands this variant family provides (``python -m edgebench.<name>`` dispatches through
     # ``converters.command``): name -> "module:function", the function taking argv and
     # returning an exit code. Imported only when the command runs.
@@ -145,6 +150,10 @@ class Converter:
     def versions(self) -> dict:
         """Versions of the libraries this variant uses, for run.json."""
         return {}
+
+    def after_fork(self) -> None:
+        """In a cell forked from the branch that compiled its model (``compiles_in_process``),
+        before it measures: undo what does not survive fork. Optional."""
 
     # -- decided once per run, in the probe process (the variant's own interpreter) --------
     def settle_options(self, options: dict) -> dict:

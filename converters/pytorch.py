@@ -120,12 +120,25 @@ class PyTorchCompile(PyTorchEager):
     description = "torch.compile (inductor backend), FP32"
     # inductor's import (~1.5 s) starts no thread or worker pool: those start at compile time
     preload = ("torch", "torch._inductor", "torch._dynamo")
+    compiles_in_process = True
 
     def worker_env(self, options: dict, cache_dir: str) -> dict:
         # Inductor's FX-graph and AOTAutograd caches live with the run's other artifacts: the
         # first cell of a model compiles, later cells (and later runs) read the kernels back.
         # An environment variable, as inductor fixes its folder when it is first imported.
-        return {"TORCHINDUCTOR_CACHE_DIR": str(Path(cache_dir).resolve() / "inductor")}
+        # One compile thread, no worker pool: the model is compiled in a fork-server branch
+        # and its cells are forked from it (Converter.compiles_in_process); a pool's
+        # processes and reader thread do not survive that fork. On 2 cores a pool's workers
+        # also compete with the model for the cores after the compile.
+        return {"TORCHINDUCTOR_CACHE_DIR": str(Path(cache_dir).resolve() / "inductor"),
+                "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+    def after_fork(self) -> None:
+        # Where the machine's own setting asked for a pool anyway: a graph this cell must
+        # still compile is compiled in the cell's process, not sent to the branch's pool.
+        import torch._inductor.config as inductor_config
+
+        inductor_config.compile_threads = 1
 
     def available(self, options=None) -> Availability:
         base = super().available(options)
@@ -141,6 +154,7 @@ class PyTorchCompile(PyTorchEager):
         """Compile time is the real work: torch.compile is lazy, so compile here with one
         batch-1 call and count that call as conversion."""
         import torch
+        import torch._inductor.config as inductor_config
         from torch._dynamo.utils import counters
 
         art = super().convert(spec, cache)
@@ -160,6 +174,9 @@ class PyTorchCompile(PyTorchEager):
                               "compile_mode": mode, "backend": "inductor",
                               "inductor_cache": {"dir": os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
                                                  "fxgraph_hits": hits, "fxgraph_misses": misses},
-                              "note": "JIT: every process traces the model again (dynamo); the "
-                                      "kernels come from inductor's cache after the first "
-                                      "compile of a graph (fxgraph_hits)"})
+                              "compile_threads": inductor_config.compile_threads,
+                              "note": "JIT (dynamo traces, inductor compiles on first call); "
+                                      "on the CPU compiled once per model and run in a branch "
+                                      "of the fork server, its cells forked from it "
+                                      "(compiled_in); elsewhere each cell's process traces "
+                                      "again, its kernels from inductor's cache"})

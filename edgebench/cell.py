@@ -67,6 +67,20 @@ class Cell:
         dev = device_id if device_id is not None else (self.run.device_id if self.run else "")
         return (dev, self.model, self.variant, self.task)
 
+    def compile_group(self) -> str:
+        """What a model compiled once for this cell is shared by: the cells of one model and
+        variant in one run (same weights, options and profile). ``edgebench.forkserver``
+        compiles a JIT variant once per group and forks the group's cells from it."""
+        import hashlib
+        import json
+
+        run, inp = self.run, self.inputs
+        blob = json.dumps([self.model, self.variant, inp.weights if inp else None,
+                           inp.data_folder if inp else None, run.run_id if run else None,
+                           run.options if run else None, run.prof if run else None],
+                          sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
     def with_(self, **changes) -> "Cell":
         return dataclasses.replace(self, **changes)
 

@@ -15,12 +15,31 @@ import (``Converter.preload``: JAX, inductor) and forks that variant's cells. On
 all mapped JAX and inductor into every PyTorch and ONNX Runtime cell: 45 MB more resident
 memory at each cell's start (experiments/forkserver-branches).
 
+A third level for JIT variants (``Converter.compiles_in_process``: torch.compile on the
+CPU), whose compiled model lives in the process and cannot be loaded from a file: a request
+with a compile ``group`` (``Cell.compile_group``: one model and variant in one run) goes to a
+model branch, forked from the variant's branch. Its first request compiles the model for
+every batch shape the cells use (``worker.prepare``) and forks that cell, which counts the
+compile as its ``convert_s``; later cells of the group are forked from the compiled branch
+and compile nothing. The branch ends when a request of another group arrives. A model that
+the branch built is shared, read-only, by its cells' processes as a long-running server's
+requests share it; what a cell allocates still dies with it.
+
+The compile runs in a thread of the model branch, not its main thread: GNU OpenMP's thread
+pool (inductor's kernels, oneDNN) does not survive fork, and a child forked from a process
+whose forking thread had run a parallel region waits forever on its team (seen: a hang in
+``gomp_team_barrier_wait_end``). A pool belongs to the thread that ran the region, so the
+main thread, which forks, keeps none.
+
 Protocol, one JSON object per line (a branch speaks it too, to the server, over pipes):
   server -> runner  {"ready": true, "preload_s": ..., "preloaded": [...]}
-  runner -> server  {"argv": [...worker args], "log": PATH, "variant": NAME}
+  runner -> server  {"argv": [...worker args], "log": PATH, "variant": NAME, "group": G}
   server -> runner  {"pid": N}                 the child started
   server -> runner  {"pid": N, "returncode": R}   it ended (R < 0: killed by signal -R)
-A branch that dies ends the server (the runner then spawns the cell and starts a new one).
+For the first cell of a group, N is the model branch: the cell runs in the branch's process
+group, so a timeout kills the branch with it and the next cell gets a new one.
+A variant branch that dies ends the server (the runner then spawns the cell and starts a
+new one); a model branch that dies before it started its cell is replaced.
 """
 from __future__ import annotations
 
@@ -68,28 +87,48 @@ def _own_layout() -> None:
     Forked children of one server would otherwise place the model and its buffers at the same
     addresses, so a layout that happens to be slow (or fast) is shared by every cell of a run
     and two runs differ by more than their cells suggest (experiments/compare-noise). A random
-    number of untouched pages (address space, no memory) shifts later mappings, and a random
-    small block shifts the heap."""
+    number of untouched pages (address space, no memory) shifts later mappings. The heap needs
+    more: the server's free chunks serve a child's allocations at fixed addresses whatever one
+    small block takes, so one random block at each power of two from 64 B to 32 MiB, malloc'd
+    and never touched, eats into every size class's chunks (one block only: the same 1 MiB
+    buffer landed at one address in 20 of 20 children; with these, at 20 distinct ones)."""
+    import ctypes
     import mmap
     import random
 
     rng = random.SystemRandom()
     _LAYOUT_PADS.append(mmap.mmap(-1, rng.randrange(1, 1024) * mmap.PAGESIZE))
-    _LAYOUT_PADS.append(bytearray(rng.randrange(16, 1 << 16)))
+    try:
+        malloc = ctypes.CDLL(None).malloc
+        malloc.restype, malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    except (OSError, AttributeError):
+        _LAYOUT_PADS.append(bytearray(rng.randrange(16, 1 << 16)))
+        return
+    for k in range(6, 26):
+        _LAYOUT_PADS.append(malloc(rng.randrange(16, 1 << k)))
 
 
-def _child(argv: list[str], log: str, close_fds=()) -> None:
+def _output_to(path: str) -> None:
+    """This process's stdout and stderr to ``path`` (appended)."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def _child(argv: list[str], log: str, close_fds=(), own_session: bool = True) -> None:
     """In the forked child: own session, output to the cell's log, then the worker."""
     for fd in close_fds:                     # a branch's pipes: not the cell's to hold
         with contextlib.suppress(OSError):
             os.close(fd)
     code = 1
     try:
-        os.setsid()
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
+        if own_session:
+            os.setsid()
+        _output_to(log)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
@@ -113,26 +152,111 @@ def _child(argv: list[str], log: str, close_fds=()) -> None:
         os._exit(code)
 
 
+def _wait(pid: int) -> int:
+    """The return code of child ``pid`` (negative: killed by that signal)."""
+    _, status = os.waitpid(pid, 0)
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _fork_cell(req: dict, send, close_fds=()) -> None:
+    pid = os.fork()
+    if pid == 0:
+        _child(req["argv"], req["log"], close_fds)
+    send({"pid": pid})
+    send({"pid": pid, "returncode": _wait(pid)})
+
+
 def _serve(lines, send, close_fds=()) -> None:
-    """Fork one child per request and report its pid, then its return code."""
+    """A variant's branch: fork one child per request and report its pid, then its return
+    code. A request with a compile group goes to that group's model branch."""
+    model: _Branch | None = None
+    try:
+        for line in lines:
+            if not line.strip():
+                continue
+            req = json.loads(line)
+            group = req.get("group") or ""
+            if model is not None and (model.group != group or model.dead):
+                model.close()
+                model = None
+            if not group:
+                _fork_cell(req, send, close_fds)
+                continue
+            for _ in range(2):              # a model branch gone before it started: once more
+                if model is None:
+                    model = _Branch(_serve_model, list(close_fds), group=group)
+                if model.ask(line, send):
+                    break
+                model.close()
+                model = None
+            else:
+                _fork_cell(req, send, close_fds)
+    finally:
+        if model is not None:
+            model.close()
+
+
+def _prepare_in_a_thread(cell_json: str) -> None:
+    """``worker.prepare`` in a thread of its own (see the module's note on OpenMP and fork).
+    A failure is printed to the first cell's log; its cells then convert the model themselves,
+    and record the error where there is one."""
+    import threading
+    import traceback
+
+    from edgebench import worker
+
+    def prepare() -> None:
+        try:
+            worker.prepare(cell_json)
+        except BaseException:  # noqa: BLE001
+            traceback.print_exc()
+            print("edgebench.forkserver: the model branch could not prepare the model; "
+                  "each cell converts it itself", flush=True)
+
+    thread = threading.Thread(target=prepare, name="edgebench-prepare")
+    thread.start()
+    thread.join()
+
+
+def _serve_model(lines, send, close_fds=()) -> None:
+    """A model branch (see the module's docstring): compile at the first request, then fork
+    every cell of the group from the compiled process."""
+    from edgebench import worker
+
+    os.setsid()          # the first cell runs in this group: its timeout ends this branch too
+    first = True
     for line in lines:
         if not line.strip():
             continue
         req = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            _child(req["argv"], req["log"], close_fds)
-        send({"pid": pid})
-        _, status = os.waitpid(pid, 0)
-        rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        send({"pid": pid, "returncode": rc})
+        if first:
+            first = False
+            me = os.getpid()
+            send({"pid": me})
+            _output_to(req["log"])          # the compile's output is the first cell's
+            _prepare_in_a_thread(req["argv"][0])
+            _output_to(os.devnull)
+            pid = os.fork()
+            if pid == 0:
+                _child(req["argv"], req["log"], close_fds, own_session=False)
+            if worker.PREPARED is not None:
+                worker.PREPARED.served += 1
+            send({"pid": me, "returncode": _wait(pid)})
+            continue
+        _fork_cell(req, send, close_fds)
+        if worker.PREPARED is not None:
+            worker.PREPARED.served += 1
 
 
 class _Branch:
-    """A forked child of the server that has imported one variant's modules and forks that
-    variant's cells; requests go down one pipe, its answers come up another."""
+    """A forked child that forks cells: a variant's branch of the server (which has
+    imported the variant's modules), or a model branch of a variant's branch (which has
+    compiled the model). Requests go down one pipe, its answers come up another."""
 
-    def __init__(self, variant: str, inherited_fds: list[int]):
+    def __init__(self, body, inherited_fds: list[int], group: str = ""):
+        """``body(lines, send, close_fds)`` serves the requests in the branch."""
+        self.group = group
+        self.dead = False
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
         self.pid = os.fork()
@@ -144,11 +268,10 @@ class _Branch:
                 _die_with_parent()          # not inherited across fork
                 for fd in (down_w, up_r, *inherited_fds):
                     os.close(fd)
-                _import_all(_variant_modules(variant))
                 out = os.fdopen(up_w, "w", buffering=1)
-                _serve(os.fdopen(down_r), lambda o: out.write(json.dumps(o) + "\n"),
-                       close_fds=(down_r, up_w))
-            except BaseException:  # noqa: BLE001 - the server sees the pipe close
+                body(os.fdopen(down_r), lambda o: out.write(json.dumps(o) + "\n"),
+                     (down_r, up_w))
+            except BaseException:  # noqa: BLE001 - the parent sees the pipe close
                 code = 1
             os._exit(code)
         os.close(down_r)
@@ -158,24 +281,46 @@ class _Branch:
         self.fds = [down_w, up_r]
 
     def ask(self, line: str, send) -> bool:
-        """Pass a request on and its two answers back; False when the branch is gone."""
+        """Pass a request on and its two answers back; False when the branch is gone. A
+        model branch that ends after it started the cell (killed with its first cell on a
+        timeout) is the cell's end: its return code is reported, and the branch is dead."""
         try:
             self.down.write(line if line.endswith("\n") else line + "\n")
             self.down.flush()
         except OSError:
             return False
+        started = None
         for _ in range(2):
             answer = self.up.readline()
             if not answer:
-                return False
-            send(json.loads(answer))
+                if started is None or not self.group:
+                    return False
+                self.dead = True
+                send({"pid": started, "returncode": self._reap()})
+                return True
+            msg = json.loads(answer)
+            started = msg["pid"]
+            send(msg)
         return True
+
+    def _reap(self) -> int:
+        try:
+            return _wait(self.pid)
+        except ChildProcessError:
+            return -signal.SIGKILL
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.down.close()
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
+
+
+def _variant_body(variant: str):
+    def body(lines, send, close_fds) -> None:
+        _import_all(_variant_modules(variant))
+        _serve(lines, send, close_fds)
+    return body
 
 
 def main() -> int:
@@ -195,7 +340,7 @@ def main() -> int:
             branch = branches.get(variant)
             if branch is None:
                 branch = branches[variant] = _Branch(
-                    variant, [fd for b in branches.values() for fd in b.fds])
+                    _variant_body(variant), [fd for b in branches.values() for fd in b.fds])
             if not branch.ask(line, _send):
                 return 1                    # the runner spawns this cell, then a new server
     finally:

@@ -139,11 +139,13 @@ class ForkServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def run(self, argv: list[str], log: Path, timeout: float, variant: str = ""):
+    def run(self, argv: list[str], log: Path, timeout: float, variant: str = "",
+            group: str = ""):
         """Run the worker with ``argv`` in a child forked from ``variant``'s branch of the
-        server (which has imported that variant's modules)."""
+        server (which has imported that variant's modules), or, with a compile ``group``
+        (``Cell.compile_group``), from the branch that compiled the group's model."""
         t = time.perf_counter()
-        req = {"argv": argv, "log": str(log), "variant": variant}
+        req = {"argv": argv, "log": str(log), "variant": variant, "group": group}
         self.proc.stdin.write((json.dumps(req) + "\n").encode())
         self.proc.stdin.flush()
         started = self._read(time.monotonic() + 60)

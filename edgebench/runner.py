@@ -223,7 +223,7 @@ class Session:
             if server is not None:
                 try:
                     rc, wall = server.run([str(cfile), str(rfile)], log, self.cell_timeout,
-                                          cell.variant)
+                                          cell.variant, self._compile_group(cell))
                 except OSError:        # the server itself died (OOM killer?): spawn this cell
                     server.close()
                     server = None
@@ -241,6 +241,16 @@ class Session:
             if part is not None:
                 return dict(part, process_s=round(max(wall - part.get("wall_s", 0.0), 0.0), 3))
         return new_record(cell, status, reason, started_at=started, wall_s=round(wall, 3))
+
+    def _compile_group(self, cell: Cell) -> str:
+        """The group whose model the fork server compiles once for ``cell`` ("" for none):
+        JIT variants on the CPU (the probe's ``compile_in_branch``), unless each cell's
+        memory is capped (the cap is set in the cell's process; a model compiled before it
+        would escape it)."""
+        probe = self.probes.get(cell.variant) or {}
+        if not probe.get("compile_in_branch") or self.settings.memory_limit_mb:
+            return ""
+        return cell.compile_group()
 
     def _server(self, python: str) -> ForkServer | None:
         """The fork server for ``python`` (started on first use; again if it died), or None

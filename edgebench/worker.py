@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +62,8 @@ def probe(request: dict, out: Path) -> None:
             res[variant] = {"ok": av.ok, "reason": av.reason, "versions": av.versions or {},
                             "precision": conv.precision, "description": conv.description,
                             "settled": settled, "compute_device": conv.compute_device(opts),
+                            "compile_in_branch": bool(conv.compiles_in_process
+                                                      and conv.compute_device(opts) == "cpu"),
                             "models": models,
                             "worker_env": conv.worker_env(opts, request.get("cache_dir", ""))}
         except Exception as e:  # noqa: BLE001
@@ -179,10 +183,15 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
 
     from . import measure
     from .data import PreparedData
-    from .models import make_spec
     from .telemetry import Monitor
 
-    t_start = time.perf_counter()
+    # Forked from a branch that compiled this model (edgebench.forkserver)? The first cell
+    # forked from it counts the compile in its own time; the others start at the fork.
+    prepared = PREPARED if PREPARED is not None and PREPARED.group == cell.compile_group() \
+        else None
+    first_of_group = prepared is not None and prepared.served == 0
+    t_start = prepared.t_start if first_of_group else time.perf_counter()
+    graphs0 = _graphs_compiled()
     run, inp = cell.run, cell.inputs
     # The interpreter this cell ran in (a variant may have its own: --python).
     rec = new_record(cell, "failed", python={"executable": sys.executable,
@@ -197,24 +206,33 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
             rec["memory_limit_mb"] = run.memory_limit_mb
             _limit_address_space(run.memory_limit_mb)
         conv = converters.get(cell.variant)
-        # The profile's largest batch sizes the variants that fix it at build time (TensorRT).
-        spec = make_spec(cell.model, inp.weights,
-                         {"max_batch": run.prof["throughput"]["max_batch"],
-                          "accuracy_batch": run.prof["accuracy_batch"], **run.options})
+        spec = _spec(cell)
         av = conv.available(run.options)
         if not av.ok:
             rec.update(status="skipped", reason=av.reason)
             return rec
-        monitor.rebaseline()
-        art = conv.convert(spec, cache)
-        rec.update(convert_s=round(art.convert_s, 3), artifact_cached=art.cached,
-                   artifact=art.path, artifact_sha256=art.sha256())
-        t = time.perf_counter()
-        predictor = conv.load(art, spec)
-        rec["load_s"] = round(time.perf_counter() - t, 3)
+        if prepared is not None:
+            # The baseline is the branch's before it built the model: the delta is the
+            # model's footprint, as in a process that built it itself.
+            monitor.rebaseline(prepared.baseline_mb, prepared.sys_baseline_mb)
+            conv.after_fork()
+            art, predictor = prepared.artifact, prepared.predictor
+            rec.update(convert_s=round(art.convert_s + prepared.warm_s, 3) if first_of_group
+                       else 0.0, artifact_cached=art.cached if first_of_group else True,
+                       artifact=art.path, artifact_sha256=art.sha256(),
+                       load_s=round(prepared.load_s, 3) if first_of_group else 0.0)
+        else:
+            monitor.rebaseline()
+            art = conv.convert(spec, cache)
+            rec.update(convert_s=round(art.convert_s, 3), artifact_cached=art.cached,
+                       artifact=art.path, artifact_sha256=art.sha256())
+            t = time.perf_counter()
+            predictor = conv.load(art, spec)
+            rec["load_s"] = round(time.perf_counter() - t, 3)
         data = PreparedData(Path(inp.data_folder), inp.mean, inp.std)
         rec["cold_start_ms"] = round(measure.cold_start(predictor, data.batch(0, 1)), 3)
-        rec["variant_meta"] = {**art.meta, **getattr(predictor, "meta", {})}
+        rec["variant_meta"] = {**art.meta, **getattr(predictor, "meta", {}),
+                               **(prepared.meta() if prepared is not None else {})}
         if cell.task != "parity":
             rec["equivalent"], rec["equivalence"] = cell.equivalent, cell.equivalence
         monitor.measure_idle(run.prof["idle_s"])
@@ -227,9 +245,13 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
         rebuilt = getattr(predictor, "meta", {}).get("cache_rebuilt")
         if rebuilt:
             rec["variant_meta"]["cache_rebuilt"] = rebuilt
+        if conv.compiles_in_process:   # JIT: the graphs this cell's own process compiled
+            rec["variant_meta"]["graphs_compiled_in_cell"] = \
+                (_graphs_compiled() or 0) - (graphs0 or 0)
         rec.update(fields)
         rec.update(status=status, reason=reason)
-        predictor.close()
+        if prepared is None:      # a prepared predictor is the branch's: the next cell's too
+            predictor.close()
     except converters.SkipVariant as e:
         rec.update(status="skipped", reason=str(e))
     except Exception as e:  # noqa: BLE001 - one cell's failure is a record, not a crash
@@ -246,6 +268,109 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
             rec["device_states"] = states
         rec["wall_s"] = round(time.perf_counter() - t_start, 3)
     return rec
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A model converted, loaded and compiled for every batch shape its cells will use, once,
+    in a branch of the fork server (``edgebench.forkserver``, for variants whose compiled
+    form lives in the process: ``Converter.compiles_in_process``). The cells of its group
+    are forked from that branch and measure this predictor instead of compiling again."""
+
+    group: str                  # Cell.compile_group() of the cells it serves
+    artifact: Any
+    predictor: Any
+    load_s: float
+    shapes: list                # the batch sizes called once after loading (compiled here)
+    warm_s: float
+    baseline_mb: float          # the branch's memory before the model was built
+    sys_baseline_mb: float | None
+    t_start: float              # when the branch started preparing (perf_counter)
+    graphs: int | None          # graphs compiled while preparing (torch.compile), if known
+    pid: int                    # the branch's process
+    served: int = 0             # cells forked from it so far (the first one compiled)
+
+    def meta(self) -> dict:
+        first = self.served == 0
+        return {"compiled_in": {
+            "process": "the model's fork-server branch (edgebench.forkserver): compiled once "
+                       "for this model and run, each cell forked from it",
+            "pid": self.pid, "this_cell_compiled": first,
+            "warm_batch_sizes": self.shapes, "warm_s": round(self.warm_s, 3),
+            "graphs_compiled": self.graphs}}
+
+
+# Set in a fork-server branch by ``prepare``; a cell forked from it finds it here.
+PREPARED: Prepared | None = None
+
+
+def warm_batch_sizes(prof: dict, n_images: int) -> list[int]:
+    """Every batch shape the tasks call a predictor with, in the order a fresh process meets
+    them first: batch 1 (cold start, latency), the accuracy/parity batch and its remainder,
+    then the throughput search's doubling sizes up to the profile's cap."""
+    ab = min(prof["accuracy_batch"], n_images) if n_images else prof["accuracy_batch"]
+    sizes = [1, ab, (n_images % ab) if n_images else 0]
+    b = 1
+    while b <= prof["throughput"]["max_batch"]:
+        sizes.append(b)
+        b *= 2
+    return [s for s in dict.fromkeys(sizes) if s > 0]
+
+
+def _spec(cell: Cell):
+    from .models import make_spec
+
+    run = cell.run
+    # The profile's largest batch sizes the variants that fix it at build time (TensorRT).
+    return make_spec(cell.model, cell.inputs.weights,
+                     {"max_batch": run.prof["throughput"]["max_batch"],
+                      "accuracy_batch": run.prof["accuracy_batch"], **run.options})
+
+
+def _graphs_compiled() -> int | None:
+    """Graphs dynamo has compiled in this process so far (None without torch._dynamo)."""
+    mod = sys.modules.get("torch._dynamo.utils")
+    if mod is None:
+        return None
+    return int(mod.counters["stats"].get("unique_graphs", 0))
+
+
+def prepare(cell_json: str) -> Prepared | None:
+    """In a fork-server branch: convert, load and call the model once at every batch shape
+    its cells use, so that the cells forked afterwards compile nothing. Errors propagate (the
+    branch then forks the cells unprepared: each converts itself and records the error)."""
+    import psutil
+
+    import converters
+
+    from .data import PreparedData
+    from .telemetry.monitor import system_used_mb, tree_rss_mb
+
+    global PREPARED
+    t_start = time.perf_counter()
+    cell = Cell.from_json(json.loads(Path(cell_json).read_text()))
+    conv = converters.get(cell.variant)
+    if not conv.available(cell.run.options).ok:
+        return None
+    spec = _spec(cell)
+    baseline, sys_baseline = tree_rss_mb(psutil.Process()), system_used_mb()
+    graphs0 = _graphs_compiled()
+    art = conv.convert(spec, Path(cell.run.cache_dir))
+    t = time.perf_counter()
+    predictor = conv.load(art, spec)
+    load_s = time.perf_counter() - t
+    inp = cell.inputs
+    data = PreparedData(Path(inp.data_folder), inp.mean, inp.std)
+    shapes = warm_batch_sizes(cell.run.prof, inp.parity_images)
+    t = time.perf_counter()
+    for b in shapes:
+        predictor(data.tiled(b))
+    warm_s = time.perf_counter() - t
+    graphs1 = _graphs_compiled()
+    PREPARED = Prepared(cell.compile_group(), art, predictor, load_s, shapes, warm_s, baseline,
+                        sys_baseline, t_start,
+                        None if graphs1 is None else graphs1 - (graphs0 or 0), os.getpid())
+    return PREPARED
 
 
 def _limit_address_space(mb: int) -> None:

@@ -188,3 +188,88 @@ def test_cells_forked_from_one_server_get_layouts_of_their_own(tmp_path, cache_d
         a, b = (s.run(Cell(TINY, "null", "latency")) for _ in range(2))
     assert a["status"] == b["status"] == "ok"
     assert a["variant_meta"]["buffer_address"] != b["variant_meta"]["buffer_address"]
+
+
+def _compile_session(tmp_path, cache_dir) -> runner.Session:
+    s = _session(tmp_path, cache_dir)
+    s.probe(["pytorch", "pytorch-compile", "null"], {TINY: (3, 160, 160)})
+    s.cell_timeout = 600        # the first cell compiles every graph, cold on a fresh cache
+    return s
+
+
+TASKS = ("parity", "accuracy", "latency", "throughput")
+
+
+@pytest.mark.slow
+def test_torch_compile_compiles_once_per_model_and_run(tmp_path, cache_dir):
+    """torch.compile (JIT) on the CPU: the fork server's model branch compiles the model for
+    every batch shape its cells use, once; the first cell counts that compile, the other
+    cells are forked from the compiled branch and compile no graph themselves. Parity still
+    holds, and every cell's memory baseline is the branch's from before the model was built."""
+    with _compile_session(tmp_path, cache_dir) as s:
+        recs = [s.run(Cell(TINY, "pytorch-compile", t)) for t in TASKS]
+    assert [r["status"] for r in recs] == ["ok"] * 4, [r.get("reason") for r in recs]
+    first, *rest = recs
+    compiled = [r["variant_meta"]["compiled_in"] for r in recs]
+    assert [c["this_cell_compiled"] for c in compiled] == [True, False, False, False]
+    assert len({c["pid"] for c in compiled}) == 1              # one branch served them all
+    assert compiled[0]["graphs_compiled"] >= 2                 # batch 1, then a dynamic batch
+    assert compiled[0]["warm_batch_sizes"][0] == 1 and 4 in compiled[0]["warm_batch_sizes"]
+    assert first["convert_s"] > 0 and first["variant_meta"]["compile_s"] > 0
+    for r in rest:
+        assert r["convert_s"] == 0.0 and r["artifact_cached"] is True and r["load_s"] == 0.0
+    # the real claim: no cell after the first traced or compiled anything
+    assert [r["variant_meta"]["graphs_compiled_in_cell"] for r in rest] == [0, 0, 0]
+    assert first["max_abs_diff"] <= 1e-3 and first["top1_agreement"] == 1.0
+    assert [b["batch_size"] for b in recs[3]["by_batch"]] == [1, 2, 4]
+    assert len({r["memory_mb"]["baseline"] for r in recs}) == 1
+    assert all(r["memory_mb"]["peak"] > r["memory_mb"]["baseline"] for r in recs)
+
+
+@pytest.mark.slow
+def test_a_crash_in_the_compiling_cell_leaves_its_branch_to_the_others(tmp_path, cache_dir,
+                                                                       monkeypatch):
+    """The first cell of a model branch runs in the branch's process group: its hard crash
+    (SIGSEGV) is that cell's failure; the branch lives on and serves the other cells."""
+    monkeypatch.setenv("EDGEBENCH_TEST_CRASH", f"{TINY}/pytorch-compile/parity")
+    with _compile_session(tmp_path, cache_dir) as s:
+        recs = [s.run(Cell(TINY, "pytorch-compile", t)) for t in ("parity", "latency")]
+    assert recs[0]["status"] == "failed" and "SIGSEGV" in recs[0]["reason"]
+    assert recs[1]["status"] == "ok"
+    assert recs[1]["variant_meta"]["compiled_in"]["this_cell_compiled"] is False
+    assert recs[1]["variant_meta"]["graphs_compiled_in_cell"] == 0
+
+
+@pytest.mark.slow
+def test_a_dead_model_branch_is_replaced(tmp_path, cache_dir):
+    """A model branch killed between its cells (say by the OOM killer): the next cell of the
+    model gets a new branch, which compiles again and counts it; nothing raises."""
+    import psutil
+
+    with _compile_session(tmp_path, cache_dir) as s:
+        a = s.run(Cell(TINY, "pytorch-compile", "latency"))
+        pid = a["variant_meta"]["compiled_in"]["pid"]
+        psutil.Process(pid).kill()
+        b = s.run(Cell(TINY, "pytorch-compile", "throughput"))
+    assert a["status"] == b["status"] == "ok", b.get("reason")
+    assert b["variant_meta"]["compiled_in"]["this_cell_compiled"] is True
+    assert b["variant_meta"]["compiled_in"]["pid"] != pid
+
+
+@pytest.mark.slow
+def test_a_timeout_of_the_compiling_cell_ends_its_branch(tmp_path, cache_dir):
+    """The first cell's timeout kills its process group, which is the model branch's: the
+    cell is a timeout, no process is left behind, and the next cell starts a new branch."""
+    import psutil
+
+    with _compile_session(tmp_path, cache_dir) as s:
+        s.cell_timeout = 0.5                 # inside the compile
+        a = s.run(Cell(TINY, "pytorch-compile", "parity"))
+        server = s._servers[__import__("sys").executable]
+        left = [p for p in psutil.Process(server.proc.pid).children(recursive=True)
+                if p.status() != psutil.STATUS_ZOMBIE]
+        s.cell_timeout = 600
+        b = s.run(Cell(TINY, "pytorch-compile", "latency"))
+    assert a["status"] == "timeout"
+    assert len(left) == 1                    # the variant's branch; its model branch is gone
+    assert b["status"] == "ok" and b["variant_meta"]["compiled_in"]["this_cell_compiled"]

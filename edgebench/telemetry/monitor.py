@@ -111,14 +111,16 @@ class Monitor:
         self._thread: threading.Thread | None = None
         self._last_state = 0.0
 
-    def rebaseline(self) -> None:
+    def rebaseline(self, rss_mb: float | None = None, sys_mb: float | None = None) -> None:
         """Memory baseline = now. Called after the backend is imported and before the model
-        is built, so the delta is the model's footprint, not the framework's import."""
-        self.framework_mb = tree_rss_mb(self.proc)
+        is built, so the delta is the model's footprint, not the framework's import. A cell
+        forked from a process that built the model already passes that process's figures
+        from before the build (``rss_mb``, ``sys_mb``)."""
+        self.framework_mb = tree_rss_mb(self.proc) if rss_mb is None else rss_mb
         self.baseline_mb = self.framework_mb
         if self.device_memory:
             self.device_baseline_mb = self.device_memory()
-        self.sys_baseline_mb = system_used_mb()
+        self.sys_baseline_mb = system_used_mb() if sys_mb is None else sys_mb
         with self._lock:
             self.rss.clear()
             self.sys_mem.clear()

@@ -1,0 +1,56 @@
+"""Where do a forked child's buffers land? Imports what the fork server imports, then forks
+20 children; each shifts its layout (``edgebench.forkserver._own_layout``, or the older
+single small heap block with ``--old``) and allocates 64 KiB, 1 MiB and 16 MiB with numpy
+and 1 MiB with torch. Prints how many distinct addresses each got.
+
+    .venv/bin/python experiments/compare-noise/layout_probe.py [--old] [--none]
+"""
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from edgebench import forkserver
+
+
+def _old_layout() -> None:      # before 2026-11-24: one mmap pad and one small heap block
+    rng = random.SystemRandom()
+    forkserver._LAYOUT_PADS.append(mmap.mmap(-1, rng.randrange(1, 1024) * mmap.PAGESIZE))
+    forkserver._LAYOUT_PADS.append(bytearray(rng.randrange(16, 1 << 16)))
+
+
+def main() -> None:
+    import numpy as np
+    import torch
+
+    import converters
+
+    forkserver._import_all(forkserver.COMMON)
+    converters.get("pytorch")
+    shift = None if "--none" in sys.argv else _old_layout if "--old" in sys.argv \
+        else forkserver._own_layout
+    r, w = os.pipe()
+    for _ in range(20):
+        pid = os.fork()
+        if pid == 0:
+            if shift:
+                shift()
+            addrs = [int(np.empty(n, np.uint8).ctypes.data) for n in (1 << 16, 1 << 20, 16 << 20)]
+            addrs.append(torch.empty(1 << 20, dtype=torch.uint8).data_ptr())
+            os.write(w, (json.dumps(addrs) + "\n").encode())
+            os._exit(0)
+        os.waitpid(pid, 0)
+    os.close(w)
+    rows = [json.loads(line) for line in os.fdopen(r).read().splitlines()]
+    for k, name in enumerate(["numpy 64 KiB", "numpy 1 MiB", "numpy 16 MiB", "torch 1 MiB"]):
+        print(f"{name:13s} {len({row[k] for row in rows}):2d} distinct addresses in {len(rows)} children")
+
+
+if __name__ == "__main__":
+    main()
