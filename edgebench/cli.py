@@ -279,39 +279,38 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
                MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
         overall = progress.add_task("cells", total=len(cells))
-        for model in dict.fromkeys(c.model for c in cells):
-            mcells = [c for c in cells if c.model == model]
-            todo = [c for c in mcells if c.key(settings.device_id) not in done]
-            progress.advance(overall, len(mcells) - len(todo))
-            if not todo:
-                continue
-            progress.update(overall, description=f"{model}: weights and data")
-            try:
-                models_info[model], warns = session.prepare(
-                    model, images, args.weights, args.seed,
-                    prior=models_info.get(model) if args.resume else None, progress=progress)
-            except (ModelError, ValueError) as e:   # weights unavailable, no readable image
-                progress.stop()
-                print(f"{title}: error: {e}", file=sys.stderr)   # one line, like any bad input
-                return EXIT_USAGE
-            for w in warns:
-                console.print(f"  [yellow]warning:[/] {w}")
-            write_meta()
-            for cell in todo:
-                progress.update(overall, description=f"{cell.model} · {cell.variant} · {cell.task}")
+        # Ctrl-C anywhere in the loop (in a cell, between cells, while printing a cell's
+        # line or preparing a model) stops it; the report below covers what finished.
+        try:
+            for model in dict.fromkeys(c.model for c in cells):
+                mcells = [c for c in cells if c.model == model]
+                todo = [c for c in mcells if c.key(settings.device_id) not in done]
+                progress.advance(overall, len(mcells) - len(todo))
+                if not todo:
+                    continue
+                progress.update(overall, description=f"{model}: weights and data")
                 try:
+                    models_info[model], warns = session.prepare(
+                        model, images, args.weights, args.seed,
+                        prior=models_info.get(model) if args.resume else None, progress=progress)
+                except (ModelError, ValueError) as e:   # weights unavailable, no readable image
+                    progress.stop()
+                    print(f"{title}: error: {e}", file=sys.stderr)   # one line, like any bad input
+                    return EXIT_USAGE
+                for w in warns:
+                    console.print(f"  [yellow]warning:[/] {w}")
+                write_meta()
+                for cell in todo:
+                    progress.update(overall, description=f"{cell.model} · {cell.variant} · {cell.task}")
                     rec = session.run(cell)    # Ctrl-C: the running cell's process group is killed
-                except KeyboardInterrupt:
-                    interrupted = True
-                    break
-                store.append(results_path, rec)
-                new_records.append(rec)
-                colour = {"ok": "green", "skipped": "yellow", "partial": "cyan"}.get(rec["status"], "red")
-                progress.console.print(f"  [{colour}]{rec['status']:8}[/] {cell.model} · {cell.variant} · "
-                                       f"{cell.task}  {report.one_line(rec)}")
-                progress.advance(overall)
-            if interrupted:
-                break
+                    store.append(results_path, rec)
+                    new_records.append(rec)
+                    colour = {"ok": "green", "skipped": "yellow", "partial": "cyan"}.get(rec["status"], "red")
+                    progress.console.print(f"  [{colour}]{rec['status']:8}[/] {cell.model} · {cell.variant} · "
+                                           f"{cell.task}  {report.one_line(rec)}")
+                    progress.advance(overall)
+        except KeyboardInterrupt:
+            interrupted = True
         progress.update(overall, description="report")
     records = store.read(results_path)
     t_report = time.perf_counter()

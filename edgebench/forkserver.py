@@ -29,7 +29,9 @@ The compile runs in a thread of the model branch, not its main thread: GNU OpenM
 pool (inductor's kernels, oneDNN) does not survive fork, and a child forked from a process
 whose forking thread had run a parallel region waits forever on its team (seen: a hang in
 ``gomp_team_barrier_wait_end``). A pool belongs to the thread that ran the region, so the
-main thread, which forks, keeps none.
+main thread, which forks, keeps none. The main thread forks only once the helper's pool
+threads have exited (``_threads_settled``): forked while they were still exiting, a child
+could inherit MKL's allocator lock held and spin forever at its first matrix product.
 
 Protocol, one JSON object per line (a branch speaks it too, to the server, over pipes):
   server -> runner  {"ready": true, "preload_s": ..., "preloaded": [...]}
@@ -213,9 +215,36 @@ def _prepare_in_a_thread(cell_json: str) -> None:
             print("edgebench.forkserver: the model branch could not prepare the model; "
                   "each cell converts it itself", flush=True)
 
+    t = time.perf_counter()
     thread = threading.Thread(target=prepare, name="edgebench-prepare")
     thread.start()
     thread.join()
+    waited = _threads_settled()
+    print(f"edgebench.forkserver: model branch {os.getpid()} prepared in "
+          f"{time.perf_counter() - t:.1f} s (then {waited:.2f} s for exiting threads); "
+          "forking the first cell", flush=True)
+
+
+def _threads_settled(quiet_s: float = 0.25, limit_s: float = 10.0) -> float:
+    """Wait until this process's set of threads has not changed for ``quiet_s``; returns the
+    time waited. The prepare thread's OpenMP workers are still exiting when it has been
+    joined, and a worker's exit frees its MKL buffers under MKL's allocator lock: a child
+    forked in that moment inherits the lock held and spins forever in ``mkl_serv_allocate``
+    at its first matrix product (seen: 2 of 6 first cells of a default run hung until their
+    timeout; experiments/fork-after-compile)."""
+    t0 = time.monotonic()
+    last, since = None, t0
+    while time.monotonic() - t0 < limit_s:
+        try:
+            now = frozenset(os.listdir("/proc/self/task"))
+        except OSError:             # no /proc: nothing to watch
+            break
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            break
+        time.sleep(0.01)
+    return time.monotonic() - t0
 
 
 def _serve_model(lines, send, close_fds=()) -> None:
