@@ -151,6 +151,11 @@ class Converter:
         """Versions of the libraries this variant uses, for run.json."""
         return {}
 
+    def before_fork(self) -> None:
+        """In the branch that compiled the model (``compiles_in_process``), after compiling
+        and before the first cell is forked: stop what must not be forked (worker pools and
+        their threads). Optional."""
+
     def after_fork(self) -> None:
         """In a cell forked from the branch that compiled its model (``compiles_in_process``),
         before it measures: undo what does not survive fork. Optional."""

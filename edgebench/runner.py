@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 import tempfile
 import time
@@ -246,9 +247,12 @@ class Session:
         """The group whose model the fork server compiles once for ``cell`` ("" for none):
         JIT variants on the CPU (the probe's ``compile_in_branch``), unless each cell's
         memory is capped (the cap is set in the cell's process; a model compiled before it
-        would escape it)."""
+        would escape it), or unless EDGEBENCH_COMPILE_ONCE=0 (each cell then traces and
+        compiles again, its kernels from inductor's cache, as before this existed)."""
         probe = self.probes.get(cell.variant) or {}
         if not probe.get("compile_in_branch") or self.settings.memory_limit_mb:
+            return ""
+        if os.environ.get("EDGEBENCH_COMPILE_ONCE", "1") == "0":   # off: each cell compiles
             return ""
         return cell.compile_group()
 

@@ -365,6 +365,7 @@ def prepare(cell_json: str) -> Prepared | None:
     t = time.perf_counter()
     for b in shapes:
         predictor(data.tiled(b))
+    conv.before_fork()
     warm_s = time.perf_counter() - t
     graphs1 = _graphs_compiled()
     PREPARED = Prepared(cell.compile_group(), art, predictor, load_s, shapes, warm_s, baseline,

@@ -60,7 +60,8 @@ def branch(name: str) -> int:
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if Path(spy).exists():
         with open(f"hung-{pid}.txt", "w") as f:
-            subprocess.run([spy, "dump", "--native", "--pid", str(pid)], stdout=f, stderr=f)
+            subprocess.run([spy, "dump", "--native", "--pid", str(pid)], stdout=f, stderr=f,
+                           check=False)
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     return 1
