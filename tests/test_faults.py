@@ -27,10 +27,19 @@ ALL = {(v, t) for v in ("pytorch", "onnxruntime") for t in ("latency", "throughp
 
 
 def _start(out, cache_dir) -> subprocess.Popen:
+    """The run as a terminal starts it. A test session started as a background job (CI,
+    `cmd &` in a script, nohup) has SIGINT ignored; its children inherit that through exec
+    and Python leaves an ignored SIGINT ignored, so a Ctrl-C test would send a signal the run
+    never sees (exit 0, every cell run). A caught signal is reset to its default at exec:
+    catching SIGINT here for the moment of the spawn gives the run a terminal's SIGINT."""
     env = dict(os.environ, HF_HUB_OFFLINE="1")
-    return subprocess.Popen([sys.executable, "-m", "edgebench.full", *ARGS, "--out", str(out),
-                             "--cache-dir", str(cache_dir)], cwd=REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen([sys.executable, "-m", "edgebench.full", *ARGS, "--out",
+                                 str(out), "--cache-dir", str(cache_dir)], cwd=REPO, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _wait_for(out, n: int, timeout: float = 300) -> None:
