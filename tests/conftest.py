@@ -5,19 +5,24 @@ from pathlib import Path
 
 import pytest
 
-import emulated_setup
+import emulated_jobs
 from testlib import make_image
 
 
+def pytest_collection_modifyitems(items):
+    # The emulated Orin lane's tests go last: its work (about 15 minutes, mostly under QEMU)
+    # runs in the background from the start (emulated_jobs.py), beside the other tests, and
+    # the lane's tests wait for it and check it.
+    items.sort(key=lambda item: item.get_closest_marker("emulated") is not None)
+
+
 def pytest_collection_finish(session):
-    # The emulated Orin lane's set-up (about 2 minutes from nothing, mostly downloads) runs
-    # beside the tests before the lane; its fixture waits for it.
     if any(item.get_closest_marker("emulated") for item in session.items):
-        emulated_setup.start()
+        emulated_jobs.start()
 
 
 def pytest_sessionfinish(session):
-    emulated_setup.stop()
+    emulated_jobs.stop()
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,9 @@ Quick checks, no QEMU: the scripts pass shellcheck; the recreated Tegra files ar
 edgebench's own readers (power source, device state) the way a board's are; emulation is
 detected from the kernel, not from a marker.
 
-The lane itself (marked ``emulated`` and ``slow``; root, a few minutes): jetson/emulated/setup.sh,
+The lane itself (marked ``emulated`` and ``slow``; root, about 15 minutes, run in the background
+from the session's start by emulated_jobs.py; these tests run last and check what it wrote):
+jetson/emulated/setup.sh,
 then in the arm64 root under QEMU the suite on squeezenet1_1 with pytorch, onnxruntime, jax
 and tvm (parity and latency: the issue's item 3, on one model of its two), then the offline
 TVM workflow of item 4: tuning on this x86 host with 32 trials measured over RPC on the
@@ -25,20 +27,13 @@ from pathlib import Path
 
 import pytest
 
-import emulated_setup
+import emulated_jobs
 from testlib import shellcheck_path
 
 REPO = Path(__file__).resolve().parents[1]
 EMU = REPO / "jetson" / "emulated"
 SCRIPTS = sorted(EMU.glob("*.sh")) + [EMU / "tegra" / "nvpmodel", EMU / "tegra" / "jetson_clocks"]
-MODEL = "squeezenet1_1"
-RPC_PORT = int(os.environ.get("EDGEBENCH_EMULATED_RPC_PORT", "9190"))
-LANE_ENV = emulated_setup.LANE_ENV
-# Parity on one image of the bundled sample (1000 logits compared): every variant then runs
-# the batch size it was converted for. At the sample's 16 images parity runs at batch 8,
-# which untuned TVM compiles again on the device: about 100 s more under QEMU, for what
-# the issue's exact command (experiments/emulated-orin/run.sh) shows already.
-ONE_IMAGE = ("--data", str(REPO / "datasets" / "sample"), "--max-images", "1")
+LANE_ENV = emulated_jobs.LANE_ENV
 
 
 def _shellcheck() -> str | None:
@@ -109,46 +104,49 @@ def test_emulation_seen_when_uname_and_kernel_disagree(monkeypatch):
 
 
 # ----------------------------------------------------------------------------- the lane
-
-def _run(cmd, timeout, **kw) -> subprocess.CompletedProcess:
-    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, **kw)
-    print(f"$ {' '.join(map(str, cmd))}  -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-6000:]}")
-    return r
-
+# Its commands run in the background from the start of the session (emulated_jobs.py); these
+# tests run last (conftest.py), wait for them and check what they wrote.
 
 def _records(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line]
 
 
+def _job(lane, name: str):
+    job = lane.wait(name)
+    for step in job.steps:
+        print(step.show())
+    if job.skipped:
+        pytest.fail(f"the lane's {name} did not run: {job.skipped}")
+    return job
+
+
 @pytest.fixture(scope="module")
 def lane():
-    # About 8 minutes of tests plus the root's set-up (38 s cached, 2.3 min from nothing),
+    # About 15 minutes of work plus the root's set-up (38 s cached, 2.3 min from nothing),
     # and it installs QEMU with apt-get: it runs where it is asked for. CI asks (.ci/run).
     if os.environ.get(LANE_ENV) != "1":
-        pytest.skip(f"the emulated Orin lane (~10 min, root, installs QEMU) runs only with "
+        pytest.skip(f"the emulated Orin lane (~15 min, root, installs QEMU) runs only with "
                     f"{LANE_ENV}=1, as CI (.ci/run) sets it")
     if sys.platform != "linux":
         pytest.skip("the emulated lane needs Linux (QEMU user mode, binfmt_misc)")
-    r = emulated_setup.finish(timeout=1200)    # started at collection (conftest.py)
-    print(f"$ bash {EMU / 'setup.sh'}  -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-6000:]}")
-    if r.returncode == 3:
+    lane = emulated_jobs.start()               # started at collection (conftest.py)
+    (setup,) = lane.wait("setup").steps
+    print(setup.show())
+    if setup.returncode == 3:
         pytest.skip("QEMU user-mode emulation cannot be had here: "
-                    + r.stderr.strip().splitlines()[-1])
-    assert r.returncode == 0, "jetson/emulated/setup.sh failed:\n" + r.stderr[-3000:]
-    return EMU / "run.sh"
+                    + setup.stderr.strip().splitlines()[-1])
+    assert setup.returncode == 0, "jetson/emulated/setup.sh failed:\n" + setup.stderr[-3000:]
+    return lane
 
 
 @pytest.mark.emulated
 @pytest.mark.slow
-@pytest.mark.timeout(1800)
-def test_suite_on_the_emulated_orin(lane, tmp_path):
+@pytest.mark.timeout(5400)
+def test_suite_on_the_emulated_orin(lane):
     """Item 3 on squeezenet1_1: device, power, device state, parity of every variant."""
-    out = tmp_path / "run"
-    r = _run([str(lane), "python", "-m", "edgebench.full", "--models", MODEL,
-              "--variants", "pytorch", "onnxruntime", "jax", "tvm", "--tasks", "parity",
-              "latency", "--tvm-untuned", "--weights", "random", *ONE_IMAGE,
-              "--out", str(out)], timeout=1500)
-    assert r.returncode == 0, r.stderr[-3000:]
+    (run,) = _job(lane, "item3").steps
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = lane.folder / "item3"
     recs = _records(out)
     for rec in recs:
         dev = rec["device"]
@@ -181,37 +179,25 @@ def test_suite_on_the_emulated_orin(lane, tmp_path):
 
 @pytest.mark.emulated
 @pytest.mark.slow
-@pytest.mark.timeout(1800)
-def test_tvm_tuned_over_rpc_on_the_host_runs_in_the_emulated_orin(lane, tmp_path):
+@pytest.mark.timeout(5400)
+def test_tvm_tuned_over_rpc_on_the_host_runs_in_the_emulated_orin(lane):
     """Item 4: tune on x86 with candidates measured over RPC in the root, export for the
     Orin's CPU, load the artifact inside the root with TVM's runtime alone: parity ok."""
-    tuning, art, summary = tmp_path / "tuning", tmp_path / "orin-cpu", tmp_path / "tune.json"
-    env = {**os.environ, "EDGEBENCH_EMULATED_RPC_PORT": str(RPC_PORT)}
-    rpc = str(EMU / "rpc.sh")
-    r = _run(["bash", rpc, "start"], timeout=600, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
-    try:
-        r = _run([sys.executable, "-m", "edgebench.tune", "--model", MODEL,
-                  "--target", "jetson-agx-orin-cpu", "--rpc-tracker", f"127.0.0.1:{RPC_PORT}",
-                  "--rpc-key", "orin-emu", "--trials", "32", "--tuning-dir", str(tuning),
-                  "--export", str(art), "--weights", "random", "--no-progress",
-                  "--summary", str(summary)], timeout=1200)
-    finally:
-        _run(["bash", rpc, "stop"], timeout=120, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
-    s = json.loads(summary.read_text())
+    steps = _job(lane, "item4").steps
+    assert [s.cmd[-1] for s in steps[:1]] == ["start"]
+    assert steps[0].returncode == 0, steps[0].stderr[-3000:]
+    tune, rpc_stop = steps[1], steps[2]
+    assert tune.cmd[1:3] == ["-m", "edgebench.tune"] and rpc_stop.cmd[-1] == "stop"
+    assert tune.returncode == 0, tune.stderr[-3000:]
+    assert rpc_stop.returncode == 0, rpc_stop.stderr[-3000:]
+    s = json.loads(lane.tune_summary.read_text())
     assert s["rpc"]["key"] == "orin-emu" and s["tuning"]["runner"].startswith("rpc ")
     assert s["tuning"]["trials_run"] == 32 and s["tuning"]["errors"] == 0, s["tuning"]
-    manifest = json.loads((art / "manifest.json").read_text())
+    manifest = json.loads((lane.artifact / "manifest.json").read_text())
     assert manifest["host_arch"] == "aarch64" and manifest["target_name"] == "jetson-agx-orin-cpu"
     assert all(c["elf"] == "aarch64" for c in s["export"]["checks"].values()), s["export"]
-    out = tmp_path / "run"
-    # TVM_USE_RUNTIME_LIB=1: TVM loads libtvm_runtime only, as a device without the compiler.
-    r = _run([str(lane), "python", "-m", "edgebench.full", "--models", MODEL, "--variants",
-              "tvm", "--tasks", "parity", "--tvm-artifact", str(art), "--weights", "random",
-              *ONE_IMAGE, "--out", str(out)], timeout=900,
-             env={**os.environ, "TVM_USE_RUNTIME_LIB": "1"})
-    assert r.returncode == 0, r.stderr[-3000:]
-    (rec,) = [x for x in _records(out) if x["task"] == "parity"]
+    (run,) = steps[3:]
+    assert run.returncode == 0, run.stderr[-3000:]
+    (rec,) = [x for x in _records(lane.folder / "item4") if x["task"] == "parity"]
     assert rec["status"] == "ok", rec.get("reason")
     assert rec["device"]["name"].endswith("(emulated)") and rec["device"]["arch"] == "aarch64"
