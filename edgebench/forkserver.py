@@ -19,7 +19,7 @@ A third level for JIT variants (``Converter.compiles_in_process``: torch.compile
 CPU), whose compiled model lives in the process and cannot be loaded from a file: a request
 with a compile ``group`` (``Cell.compile_group``: one model and variant in one run) goes to a
 model branch, forked from the variant's branch. Its first request compiles the model for
-every batch shape the cells use (``worker.prepare``) and forks that cell, which counts the
+every batch shape the cells use (``model_branch.prepare``) and forks that cell, which counts the
 compile as its ``convert_s``; later cells of the group are forked from the compiled branch
 and compile nothing. The branch ends when a request of another group arrives. A model that
 the branch built is shared, read-only, by its cells' processes as a long-running server's
@@ -199,17 +199,17 @@ def _serve(lines, send, close_fds=()) -> None:
 
 
 def _prepare_in_a_thread(cell_json: str) -> None:
-    """``worker.prepare`` in a thread of its own (see the module's note on OpenMP and fork).
+    """``model_branch.prepare`` in a thread of its own (see the module's note on OpenMP and fork).
     A failure is printed to the first cell's log; its cells then convert the model themselves,
     and record the error where there is one."""
     import threading
     import traceback
 
-    from edgebench import worker
+    from edgebench import model_branch
 
     def prepare() -> None:
         try:
-            worker.prepare(cell_json)
+            model_branch.prepare(cell_json)
         except BaseException:  # noqa: BLE001
             traceback.print_exc()
             print("edgebench.forkserver: the model branch could not prepare the model; "
@@ -250,7 +250,7 @@ def _threads_settled(quiet_s: float = 0.25, limit_s: float = 10.0) -> float:
 def _serve_model(lines, send, close_fds=()) -> None:
     """A model branch (see the module's docstring): compile at the first request, then fork
     every cell of the group from the compiled process."""
-    from edgebench import worker
+    from edgebench import model_branch
 
     os.setsid()          # the first cell runs in this group: its timeout ends this branch too
     first = True
@@ -268,13 +268,13 @@ def _serve_model(lines, send, close_fds=()) -> None:
             pid = os.fork()
             if pid == 0:
                 _child(req["argv"], req["log"], close_fds, own_session=False)
-            if worker.PREPARED is not None:
-                worker.PREPARED.served += 1
+            if model_branch.PREPARED is not None:
+                model_branch.PREPARED.served += 1
             send({"pid": me, "returncode": _wait(pid)})
             continue
         _fork_cell(req, send, close_fds)
-        if worker.PREPARED is not None:
-            worker.PREPARED.served += 1
+        if model_branch.PREPARED is not None:
+            model_branch.PREPARED.served += 1
 
 
 class _Branch:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
 import json
 import os
 import signal
@@ -20,11 +19,12 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from . import model_branch
 from .cell import Cell, new_record
+from .model_branch import graphs_compiled, spec_for
 from .util import atomic_write_json, first_line
 
 
@@ -187,11 +187,10 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
 
     # Forked from a branch that compiled this model (edgebench.forkserver)? The first cell
     # forked from it counts the compile in its own time; the others start at the fork.
-    prepared = PREPARED if PREPARED is not None and PREPARED.group == cell.compile_group() \
-        else None
+    prepared = model_branch.prepared_for(cell)
     first_of_group = prepared is not None and prepared.served == 0
     t_start = prepared.t_start if first_of_group else time.perf_counter()
-    graphs0 = _graphs_compiled()
+    graphs0 = graphs_compiled()
     run, inp = cell.run, cell.inputs
     # The interpreter this cell ran in (a variant may have its own: --python).
     rec = new_record(cell, "failed", python={"executable": sys.executable,
@@ -206,7 +205,7 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
             rec["memory_limit_mb"] = run.memory_limit_mb
             _limit_address_space(run.memory_limit_mb)
         conv = converters.get(cell.variant)
-        spec = _spec(cell)
+        spec = spec_for(cell)
         av = conv.available(run.options)
         if not av.ok:
             rec.update(status="skipped", reason=av.reason)
@@ -247,7 +246,7 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
             rec["variant_meta"]["cache_rebuilt"] = rebuilt
         if conv.compiles_in_process:   # JIT: the graphs this cell's own process compiled
             rec["variant_meta"]["graphs_compiled_in_cell"] = \
-                (_graphs_compiled() or 0) - (graphs0 or 0)
+                (graphs_compiled() or 0) - (graphs0 or 0)
         rec.update(fields)
         rec.update(status=status, reason=reason)
         if prepared is None:      # a prepared predictor is the branch's: the next cell's too
@@ -268,110 +267,6 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
             rec["device_states"] = states
         rec["wall_s"] = round(time.perf_counter() - t_start, 3)
     return rec
-
-
-@dataclasses.dataclass
-class Prepared:
-    """A model converted, loaded and compiled for every batch shape its cells will use, once,
-    in a branch of the fork server (``edgebench.forkserver``, for variants whose compiled
-    form lives in the process: ``Converter.compiles_in_process``). The cells of its group
-    are forked from that branch and measure this predictor instead of compiling again."""
-
-    group: str                  # Cell.compile_group() of the cells it serves
-    artifact: Any
-    predictor: Any
-    load_s: float
-    shapes: list                # the batch sizes called once after loading (compiled here)
-    warm_s: float
-    baseline_mb: float          # the branch's memory before the model was built
-    sys_baseline_mb: float | None
-    t_start: float              # when the branch started preparing (perf_counter)
-    graphs: int | None          # graphs compiled while preparing (torch.compile), if known
-    pid: int                    # the branch's process
-    served: int = 0             # cells forked from it so far (the first one compiled)
-
-    def meta(self) -> dict:
-        first = self.served == 0
-        return {"compiled_in": {
-            "process": "the model's fork-server branch (edgebench.forkserver): compiled once "
-                       "for this model and run, each cell forked from it",
-            "pid": self.pid, "this_cell_compiled": first,
-            "warm_batch_sizes": self.shapes, "warm_s": round(self.warm_s, 3),
-            "graphs_compiled": self.graphs}}
-
-
-# Set in a fork-server branch by ``prepare``; a cell forked from it finds it here.
-PREPARED: Prepared | None = None
-
-
-def warm_batch_sizes(prof: dict, n_images: int) -> list[int]:
-    """Every batch shape the tasks call a predictor with, in the order a fresh process meets
-    them first: batch 1 (cold start, latency), the accuracy/parity batch and its remainder,
-    then the throughput search's doubling sizes up to the profile's cap."""
-    ab = min(prof["accuracy_batch"], n_images) if n_images else prof["accuracy_batch"]
-    sizes = [1, ab, (n_images % ab) if n_images else 0]
-    b = 1
-    while b <= prof["throughput"]["max_batch"]:
-        sizes.append(b)
-        b *= 2
-    return [s for s in dict.fromkeys(sizes) if s > 0]
-
-
-def _spec(cell: Cell):
-    from .models import make_spec
-
-    run = cell.run
-    # The profile's largest batch sizes the variants that fix it at build time (TensorRT).
-    return make_spec(cell.model, cell.inputs.weights,
-                     {"max_batch": run.prof["throughput"]["max_batch"],
-                      "accuracy_batch": run.prof["accuracy_batch"], **run.options})
-
-
-def _graphs_compiled() -> int | None:
-    """Graphs dynamo has compiled in this process so far (None without torch._dynamo)."""
-    mod = sys.modules.get("torch._dynamo.utils")
-    if mod is None:
-        return None
-    return int(mod.counters["stats"].get("unique_graphs", 0))
-
-
-def prepare(cell_json: str) -> Prepared | None:
-    """In a fork-server branch: convert, load and call the model once at every batch shape
-    its cells use, so that the cells forked afterwards compile nothing. Errors propagate (the
-    branch then forks the cells unprepared: each converts itself and records the error)."""
-    import psutil
-
-    import converters
-
-    from .data import PreparedData
-    from .telemetry.monitor import system_used_mb, tree_rss_mb
-
-    global PREPARED
-    t_start = time.perf_counter()
-    cell = Cell.from_json(json.loads(Path(cell_json).read_text()))
-    conv = converters.get(cell.variant)
-    if not conv.available(cell.run.options).ok:
-        return None
-    spec = _spec(cell)
-    baseline, sys_baseline = tree_rss_mb(psutil.Process()), system_used_mb()
-    graphs0 = _graphs_compiled()
-    art = conv.convert(spec, Path(cell.run.cache_dir))
-    t = time.perf_counter()
-    predictor = conv.load(art, spec)
-    load_s = time.perf_counter() - t
-    inp = cell.inputs
-    data = PreparedData(Path(inp.data_folder), inp.mean, inp.std)
-    shapes = warm_batch_sizes(cell.run.prof, inp.parity_images)
-    t = time.perf_counter()
-    for b in shapes:
-        predictor(data.tiled(b))
-    conv.before_fork()
-    warm_s = time.perf_counter() - t
-    graphs1 = _graphs_compiled()
-    PREPARED = Prepared(cell.compile_group(), art, predictor, load_s, shapes, warm_s, baseline,
-                        sys_baseline, t_start,
-                        None if graphs1 is None else graphs1 - (graphs0 or 0), os.getpid())
-    return PREPARED
 
 
 def _limit_address_space(mb: int) -> None:

@@ -1,0 +1,130 @@
+"""What a model branch of the fork server prepares: a model converted, loaded and compiled
+for every batch shape its cells will use, once per model and run (``prepare``), and what a
+cell forked from that branch finds of it (``prepared_for``).
+
+For variants whose compiled form lives in the process (``Converter.compiles_in_process``:
+torch.compile's graphs), a cell forked from the branch measures the branch's predictor
+instead of compiling again (``edgebench.forkserver`` forks; ``edgebench.worker`` measures)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .cell import Cell
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A model converted, loaded and compiled for every batch shape its cells will use, once,
+    in a branch of the fork server (``edgebench.forkserver``, for variants whose compiled
+    form lives in the process: ``Converter.compiles_in_process``). The cells of its group
+    are forked from that branch and measure this predictor instead of compiling again."""
+
+    group: str                  # Cell.compile_group() of the cells it serves
+    artifact: Any
+    predictor: Any
+    load_s: float
+    shapes: list                # the batch sizes called once after loading (compiled here)
+    warm_s: float
+    baseline_mb: float          # the branch's memory before the model was built
+    sys_baseline_mb: float | None
+    t_start: float              # when the branch started preparing (perf_counter)
+    graphs: int | None          # graphs compiled while preparing (torch.compile), if known
+    pid: int                    # the branch's process
+    served: int = 0             # cells forked from it so far (the first one compiled)
+
+    def meta(self) -> dict:
+        first = self.served == 0
+        return {"compiled_in": {
+            "process": "the model's fork-server branch (edgebench.forkserver): compiled once "
+                       "for this model and run, each cell forked from it",
+            "pid": self.pid, "this_cell_compiled": first,
+            "warm_batch_sizes": self.shapes, "warm_s": round(self.warm_s, 3),
+            "graphs_compiled": self.graphs}}
+
+
+# Set in a fork-server branch by ``prepare``; a cell forked from it finds it here.
+PREPARED: Prepared | None = None
+
+
+def warm_batch_sizes(prof: dict, n_images: int) -> list[int]:
+    """Every batch shape the tasks call a predictor with, in the order a fresh process meets
+    them first: batch 1 (cold start, latency), the accuracy/parity batch and its remainder,
+    then the throughput search's doubling sizes up to the profile's cap."""
+    ab = min(prof["accuracy_batch"], n_images) if n_images else prof["accuracy_batch"]
+    sizes = [1, ab, (n_images % ab) if n_images else 0]
+    b = 1
+    while b <= prof["throughput"]["max_batch"]:
+        sizes.append(b)
+        b *= 2
+    return [s for s in dict.fromkeys(sizes) if s > 0]
+
+
+def graphs_compiled() -> int | None:
+    """Graphs dynamo has compiled in this process so far (None without torch._dynamo)."""
+    mod = sys.modules.get("torch._dynamo.utils")
+    if mod is None:
+        return None
+    return int(mod.counters["stats"].get("unique_graphs", 0))
+
+
+def spec_for(cell: Cell):
+    from .models import make_spec
+
+    run = cell.run
+    # The profile's largest batch sizes the variants that fix it at build time (TensorRT).
+    return make_spec(cell.model, cell.inputs.weights,
+                     {"max_batch": run.prof["throughput"]["max_batch"],
+                      "accuracy_batch": run.prof["accuracy_batch"], **run.options})
+
+
+def prepare(cell_json: str) -> Prepared | None:
+    """In a fork-server branch: convert, load and call the model once at every batch shape
+    its cells use, so that the cells forked afterwards compile nothing. Errors propagate (the
+    branch then forks the cells unprepared: each converts itself and records the error)."""
+    import psutil
+
+    import converters
+
+    from .data import PreparedData
+    from .telemetry.monitor import system_used_mb, tree_rss_mb
+
+    global PREPARED
+    t_start = time.perf_counter()
+    cell = Cell.from_json(json.loads(Path(cell_json).read_text()))
+    conv = converters.get(cell.variant)
+    if not conv.available(cell.run.options).ok:
+        return None
+    spec = spec_for(cell)
+    baseline, sys_baseline = tree_rss_mb(psutil.Process()), system_used_mb()
+    graphs0 = graphs_compiled()
+    art = conv.convert(spec, Path(cell.run.cache_dir))
+    t = time.perf_counter()
+    predictor = conv.load(art, spec)
+    load_s = time.perf_counter() - t
+    inp = cell.inputs
+    data = PreparedData(Path(inp.data_folder), inp.mean, inp.std)
+    shapes = warm_batch_sizes(cell.run.prof, inp.parity_images)
+    t = time.perf_counter()
+    for b in shapes:
+        predictor(data.tiled(b))
+    conv.before_fork()
+    warm_s = time.perf_counter() - t
+    graphs1 = graphs_compiled()
+    PREPARED = Prepared(cell.compile_group(), art, predictor, load_s, shapes, warm_s, baseline,
+                        sys_baseline, t_start,
+                        None if graphs1 is None else graphs1 - (graphs0 or 0), os.getpid())
+    return PREPARED
+
+
+def prepared_for(cell: Cell) -> Prepared | None:
+    """The branch's prepared model, if this process was forked from the branch of the
+    cell's compile group."""
+    if PREPARED is not None and PREPARED.group == cell.compile_group():
+        return PREPARED
+    return None
