@@ -25,8 +25,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def breakdown(run_dir: Path, process_s: float | None = None) -> None:
-    meta = json.loads((run_dir / "run.json").read_text())
-    recs = [json.loads(ln) for ln in (run_dir / "results.jsonl").read_text().splitlines() if ln.strip()]
+    meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    text = (run_dir / "results.jsonl").read_text(encoding="utf-8")
+    recs = [json.loads(ln) for ln in text.splitlines() if ln.strip()]
     if process_s is not None:
         print(f"whole process (timed here): {process_s:.1f} s = {process_s / 60:.2f} min")
     b = meta.get("time_budget")

@@ -56,7 +56,7 @@ def main() -> None:
         cfg = td / "fleet.toml"
         cfg.write_text(f"models = {json.dumps([args.model])}\nvariants = {json.dumps(args.variants)}\n"
                        f"tasks = {json.dumps(args.tasks)}\nweights = \"random\"\n"
-                       f"cache_dir = \"{cache}\"\n[devices.here]\n")
+                       f"cache_dir = \"{cache}\"\n[devices.here]\n", encoding="utf-8")
 
         def full(out: Path) -> float:
             return _timed([sys.executable, "-m", "edgebench.full", "--models", args.model,
@@ -72,7 +72,7 @@ def main() -> None:
         for i in range(args.rounds):
             fulls.append(full(td / f"full{i}"))
             fleets.append(fleet(td / f"fleet{i}"))
-            meta = json.loads((td / f"fleet{i}" / "run.json").read_text())
+            meta = json.loads((td / f"fleet{i}" / "run.json").read_text(encoding="utf-8"))
             cells = meta["devices"]["here"]["timings"]["cells"].values()
             extra = [c["call_s"] - c["cell_wall_s"] for c in cells if c.get("cell_wall_s") is not None]
             per_cell.append(statistics.median(extra) if extra else float("nan"))

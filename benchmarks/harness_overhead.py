@@ -44,7 +44,8 @@ def edgebench_round(model: str, out: Path, cache: Path, seconds: float) -> dict:
     cmd = [sys.executable, "-m", "edgebench.full", "--models", model, "--variants", "onnxruntime",
            "--tasks", "latency", "--weights", "random", "--out", str(out), "--cache-dir", str(cache)]
     subprocess.run(cmd, cwd=REPO, check=True, capture_output=True)
-    rec = [json.loads(ln) for ln in (out / "results.jsonl").read_text().splitlines()][-1]
+    text = (out / "results.jsonl").read_text(encoding="utf-8")
+    rec = [json.loads(ln) for ln in text.splitlines()][-1]
     return {"p50": rec["latency_ms"]["p50"], "n": rec["n"], "artifact": rec["artifact"]}
 
 

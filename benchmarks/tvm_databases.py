@@ -90,7 +90,7 @@ def main(argv=None) -> int:
               f"p50 {row['p50_ms']:.3f}  p10 {row['p10_ms']:.3f}  min {row['min_ms']:.3f} ms"
               f"  p50/first {row['p50_vs_first']:.3f}")
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

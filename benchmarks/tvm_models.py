@@ -41,7 +41,7 @@ def _run(cmd: list, log: Path) -> int:
     log.parent.mkdir(parents=True, exist_ok=True)
     print("$", " ".join(cmd), flush=True)
     t = time.perf_counter()
-    with open(log, "w") as f:
+    with open(log, "w", encoding="utf-8") as f:
         rc = subprocess.call(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT,
                              env=dict(os.environ, PYTHONPATH=str(REPO)))
     print(f"  rc {rc} in {time.perf_counter() - t:.0f} s (log: {log})", flush=True)

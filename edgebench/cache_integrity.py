@@ -54,7 +54,7 @@ def _stamp(path) -> str:
 def recorded(path) -> tuple[str, str] | None:
     """(digest, stamp) from the sidecar, or None when there is no readable record."""
     try:
-        parts = sidecar(path).read_text().split()
+        parts = sidecar(path).read_text(encoding="utf-8").split()
     except OSError:
         return None
     if len(parts) != 2 or len(parts[0]) != 64:

@@ -179,7 +179,7 @@ def _lock(out: Path):
     process ends, however it ends."""
     import fcntl
 
-    f = open(out / ".lock", "a+")
+    f = open(out / ".lock", "a+", encoding="utf-8")
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -211,7 +211,8 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
         prof["max_images"] = args.max_images
     out = _out_dir(args)
     run_json = out / "run.json"
-    prior = json.loads(run_json.read_text()) if (args.resume and run_json.is_file()) else {}
+    prior = (json.loads(run_json.read_text(encoding="utf-8"))
+             if (args.resume and run_json.is_file()) else {})
     run_id = prior.get("run_id") or uuid.uuid4().hex[:12]
     images = checked["images"].limit(prof["max_images"] if args.data else None)
     settings = RunSettings(

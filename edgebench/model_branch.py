@@ -96,7 +96,7 @@ def prepare(cell_json: str) -> Prepared | None:
 
     global PREPARED
     t_start = time.perf_counter()
-    cell = Cell.from_json(json.loads(Path(cell_json).read_text()))
+    cell = Cell.from_json(json.loads(Path(cell_json).read_text(encoding="utf-8")))
     conv = converters.get(cell.variant)
     if not conv.available(cell.run.options).ok:
         return None

@@ -58,7 +58,8 @@ def kill_group(proc: subprocess.Popen) -> None:
 
 def log_tail(log: Path, n: int = 6) -> str:
     try:
-        lines = [ln for ln in Path(log).read_text(errors="replace").splitlines() if ln.strip()]
+        text = Path(log).read_text(encoding="utf-8", errors="replace")
+        lines = [ln for ln in text.splitlines() if ln.strip()]
     except OSError:
         return ""
     return " | ".join(lines[-n:])[-800:]
@@ -86,7 +87,7 @@ def partial_record(record_path: Path, reason: str) -> dict | None:
     record it had written as far as it got, now ``partial``, its reason saying why the worker
     ended and what it had measured; None if it wrote none."""
     try:
-        rec = json.loads(partial_path(record_path).read_text())
+        rec = json.loads(partial_path(record_path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(rec, dict) or not rec.get("by_batch"):

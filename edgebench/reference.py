@@ -54,7 +54,7 @@ def _row(raw: dict) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def load() -> tuple[dict, ...]:
-    with open(_csv_path(), newline="") as f:
+    with open(_csv_path(), newline="", encoding="utf-8") as f:
         return tuple(_row(r) for r in csv.DictReader(f))
 
 

@@ -115,11 +115,11 @@ class Session:
             req, res = Path(td) / "probe-in.json", Path(td) / "probe.json"
             req.write_text(json.dumps({"variants": variants, "options": self.settings.options,
                                        "cache_dir": self.settings.cache_dir,
-                                       "models": {m: list(s) for m, s in models.items()}}))
+                                       "models": {m: list(s) for m, s in models.items()}}), encoding="utf-8")
             rc, _ = spawn([python, "-m", "edgebench.worker", "--probe", str(req), str(res)],
                           log, PROBE_TIMEOUT_S, self.settings.env)
             if res.is_file():
-                return json.loads(res.read_text())
+                return json.loads(res.read_text(encoding="utf-8"))
         why = "timed out" if rc is None else f"exit code {rc}"
         return {v: {"ok": False, "crashed": True, "versions": {}, "models": {},
                     "reason": f"availability probe {why}: {log_tail(log)}"} for v in variants}
@@ -150,7 +150,7 @@ class Session:
             warnings.simplefilter("always")
             folder, rebuilt = prepare_checked(images, cfg, Path(self.settings.cache_dir),
                                               progress=progress)
-        dmeta = json.loads((folder / "meta.json").read_text())
+        dmeta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         n_ready = len(dmeta["labels"])
         if n_ready == 0:
             raise ValueError(f"no readable images in {images.root}")
@@ -216,7 +216,7 @@ class Session:
         log = self.log_dir / f"{cell.slug()}.log"
         with tempfile.TemporaryDirectory(prefix="edgebench-cell-") as td:
             cfile, rfile = Path(td) / "cell.json", Path(td) / "record.json"
-            cfile.write_text(json.dumps(cell.to_json()))
+            cfile.write_text(json.dumps(cell.to_json()), encoding="utf-8")
             python = self.pythons.get(cell.variant, sys.executable)
             started = now_iso()
             server = self._server(python)
@@ -232,7 +232,7 @@ class Session:
                 rc, wall = spawn([python, "-m", "edgebench.worker", str(cfile), str(rfile)],
                                  log, self.cell_timeout, self.settings.env)
             if rc == 0 and rfile.is_file():
-                rec = json.loads(rfile.read_text())
+                rec = json.loads(rfile.read_text(encoding="utf-8"))
                 rec["process_s"] = round(max(wall - rec.get("wall_s", 0.0), 0.0), 3)
                 return rec
             status, reason = failure_reason(rc, self.cell_timeout, log)

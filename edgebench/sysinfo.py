@@ -7,13 +7,14 @@ import os
 import platform
 import re
 import socket
+from pathlib import Path
 
 import psutil
 
 
 def cpu_model() -> str:
     with contextlib.suppress(OSError):
-        for line in open("/proc/cpuinfo"):
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
             if line.lower().startswith(("model name", "hardware")):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
@@ -44,11 +45,11 @@ def emulation() -> dict | None:
     here = _arch(platform.machine())
     kernel, basis = None, ""
     with contextlib.suppress(OSError):
-        kernel = _arch(open("/proc/sys/kernel/arch").read()) or None
+        kernel = _arch(open("/proc/sys/kernel/arch", encoding="utf-8").read()) or None
         basis = "/proc/sys/kernel/arch"
     if kernel is None:
         with contextlib.suppress(OSError):
-            text = open("/proc/cpuinfo").read()
+            text = open("/proc/cpuinfo", encoding="utf-8").read()
             if re.search(r"^vendor_id\s*:\s*(GenuineIntel|AuthenticAMD|HygonGenuine)", text, re.M):
                 kernel, basis = "x86_64", "/proc/cpuinfo describes an x86 CPU"
             elif re.search(r"^CPU implementer\s*:", text, re.M):
@@ -65,7 +66,7 @@ def _translator(arch: str) -> str:
     (e.g. "QEMU user-mode emulation (qemu-aarch64: /usr/libexec/qemu-binfmt/aarch64-binfmt-P)")."""
     for entry in sorted(glob.glob(f"/proc/sys/fs/binfmt_misc/*{arch}*")):
         with contextlib.suppress(OSError):
-            text = open(entry).read()
+            text = open(entry, encoding="utf-8").read()
             m = re.search(r"^interpreter\s+(\S+)", text, re.M)
             if text.startswith("enabled") and m:
                 name = os.path.basename(entry)
@@ -81,7 +82,7 @@ def device() -> dict:
     emulation (``emulation()``) the name says "(emulated)" and ``emulated`` says how."""
     model = None
     with contextlib.suppress(OSError):
-        model = open("/proc/device-tree/model").read().strip("\x00\n ")
+        model = open("/proc/device-tree/model", encoding="utf-8").read().strip("\x00\n ")
     emu = emulation()
     if model and "jetson" in model.lower():
         out = {"kind": "jetson", "name": model, "arch": platform.machine()}
@@ -106,7 +107,8 @@ def machine() -> dict:
     with contextlib.suppress(Exception):
         info["cpu_freq_mhz"] = psutil.cpu_freq()._asdict()
     with contextlib.suppress(OSError):
-        info["cpu_governor"] = open("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read().strip()
+        gov = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+        info["cpu_governor"] = gov.read_text(encoding="utf-8").strip()
     emu = emulation()
     if emu:
         info["emulated"] = emu
@@ -115,7 +117,7 @@ def machine() -> dict:
 
 def _os_release() -> str | None:
     with contextlib.suppress(OSError):
-        for line in open("/etc/os-release"):
+        for line in open("/etc/os-release", encoding="utf-8"):
             if line.startswith("PRETTY_NAME="):
                 return line.split("=", 1)[1].strip().strip('"')
     return None

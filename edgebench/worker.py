@@ -286,7 +286,7 @@ def _limit_address_space(mb: int) -> None:
 def _address_space_bytes() -> int | None:
     """VmSize of this process, from /proc (Linux), or None."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
             if line.startswith("VmSize:"):
                 return int(line.split()[1]) << 10
     except OSError:
@@ -298,9 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     _die_with_parent()
     if argv and argv[0] == "--probe":
-        probe(json.loads(Path(argv[1]).read_text()), Path(argv[2]))
+        probe(json.loads(Path(argv[1]).read_text(encoding="utf-8")), Path(argv[2]))
         return 0
-    cell = Cell.from_json(json.loads(Path(argv[0]).read_text()))
+    cell = Cell.from_json(json.loads(Path(argv[0]).read_text(encoding="utf-8")))
     # Fault injection for the isolation tests: a real hard crash (SIGSEGV) of this worker.
     if os.environ.get("EDGEBENCH_TEST_CRASH") == f"{cell.model}/{cell.variant}/{cell.task}":
         os.kill(os.getpid(), signal.SIGSEGV)

@@ -158,8 +158,8 @@ class Lane:
             finally:
                 self._proc = None
         step.wall_s = time.monotonic() - t
-        step.stdout = Path(f"{out}.out").read_text(errors="replace")
-        step.stderr += Path(f"{out}.err").read_text(errors="replace")
+        step.stdout = Path(f"{out}.out").read_text(errors="replace", encoding="utf-8")
+        step.stderr += Path(f"{out}.err").read_text(errors="replace", encoding="utf-8")
         return step.returncode == 0
 
     def start(self) -> None:

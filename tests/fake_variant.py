@@ -74,7 +74,7 @@ class PreloadingNullVariant(NullVariant):
 
 
 def _vmsize_mb() -> float | None:
-    for line in open("/proc/self/status"):
+    for line in open("/proc/self/status", encoding="utf-8"):
         if line.startswith("VmSize:"):
             return int(line.split()[1]) / 1024
     return None

@@ -27,7 +27,7 @@ def test_example_variant_runs_end_to_end(tmp_path, cache_dir):
     assert lat["status"] == "ok" and lat["equivalent"] is True and lat["n"] >= 20
     assert lat["artifact"].endswith(".pt2") and lat["artifact_cached"] is True   # parity built it
     assert lat["variant_meta"]["max_batch"] == 16 and parity["convert_s"] > 0
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["variants"]["torch-export"]["versions"]["torch"]
     assert run["options"]["export_max_batch"] == 16        # its own flag reached the options
 

@@ -187,18 +187,18 @@ def work(tmp_path_factory, cache_dir) -> Path:
                    "latency", "--weights", "random", "--out", str(prior),
                    "--cache-dir", str(cache_dir), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    records = (prior / "results.jsonl").read_text()
+    records = (prior / "results.jsonl").read_text(encoding="utf-8")
 
     (w / "empty").mkdir()
-    (w / "afile.txt").write_text("not a folder\n")
+    (w / "afile.txt").write_text("not a folder\n", encoding="utf-8")
     for name in ("a.txt", "b.txt"):
         (w / "textdata" / "n01440764").mkdir(parents=True, exist_ok=True)
-        (w / "textdata" / "n01440764" / name).write_text("not an image\n")
+        (w / "textdata" / "n01440764" / name).write_text("not an image\n", encoding="utf-8")
     for i in (1, 2):
         make_image(w / "flat" / f"ILSVRC2012_val_{i:08d}.JPEG", seed=i)
-    (w / "labels-short.txt").write_text("n01440764\n")          # 2 images, 1 label
+    (w / "labels-short.txt").write_text("n01440764\n", encoding="utf-8")          # 2 images, 1 label
 
-    (w / "notckpt.pth").write_text("hello, not a checkpoint\n")
+    (w / "notckpt.pth").write_text("hello, not a checkpoint\n", encoding="utf-8")
     torch.save(build_model(TINY, "random-seed-0").state_dict(), w / "good.pth")
     data = (w / "good.pth").read_bytes()
     (w / "trunc.pth").write_bytes(data[: len(data) // 2])       # a copy cut off half way
@@ -211,26 +211,26 @@ def work(tmp_path_factory, cache_dir) -> Path:
         d = w / name
         d.mkdir()
         if results is not None:
-            (d / "results.jsonl").write_text(results)
+            (d / "results.jsonl").write_text(results, encoding="utf-8")
         if run_json is not None:
-            (d / "run.json").write_text(run_json)
+            (d / "run.json").write_text(run_json, encoding="utf-8")
 
-    meta = (prior / "run.json").read_text()
+    meta = (prior / "run.json").read_text(encoding="utf-8")
     run_dir("garbage", "this is not JSON\n{\"model\": \n", meta)
     run_dir("wrongrecs", json.dumps({"model": 1, "task": "latency"}) + "\n", meta)
     run_dir("nometa", records, None)
     run_dir("badmeta", records, "{ not json")
     run_dir("fleetrun", records, json.dumps({"kind": "fleet", "run_id": "f", "config": {}}))
     shutil.copytree(prior, w / "other")
-    (w / "other" / "results.jsonl").write_text(records.replace(f'"{TINY}"', '"resnet18"'))
+    (w / "other" / "results.jsonl").write_text(records.replace(f'"{TINY}"', '"resnet18"'), encoding="utf-8")
 
     ok = f'models = ["{TINY}"]\nvariants = ["pytorch"]\ntasks = ["latency"]\nweights = "random"\n'
-    (w / "cfg-ok.toml").write_text(ok + "[devices.a]\n")
-    (w / "cfg-garbage.toml").write_text("models = [\n")
-    (w / "cfg-garbage.json").write_text('{"models": [1,')
-    (w / "cfg-list.json").write_text("[1, 2]\n")
-    (w / "cfg-keys.toml").write_text(ok.replace("models", "modles") + "[devices.a]\n")
-    (w / "cfg-model.toml").write_text(ok.replace(TINY, "resnet15") + "[devices.a]\n")
+    (w / "cfg-ok.toml").write_text(ok + "[devices.a]\n", encoding="utf-8")
+    (w / "cfg-garbage.toml").write_text("models = [\n", encoding="utf-8")
+    (w / "cfg-garbage.json").write_text('{"models": [1,', encoding="utf-8")
+    (w / "cfg-list.json").write_text("[1, 2]\n", encoding="utf-8")
+    (w / "cfg-keys.toml").write_text(ok.replace("models", "modles") + "[devices.a]\n", encoding="utf-8")
+    (w / "cfg-model.toml").write_text(ok.replace(TINY, "resnet15") + "[devices.a]\n", encoding="utf-8")
     return w
 
 
@@ -290,14 +290,14 @@ def cases_markdown() -> str:
 
 
 def test_reliability_doc_lists_every_case():
-    text = DOC.read_text()
+    text = DOC.read_text(encoding="utf-8")
     block = text[text.index(MARK_START) + len(MARK_START):text.index(MARK_END)].strip()
     assert block == cases_markdown(), "docs/reliability.md is stale: python tests/test_bad_input.py"
 
 
 if __name__ == "__main__":        # rewrite the generated section of docs/reliability.md
-    text = DOC.read_text()
+    text = DOC.read_text(encoding="utf-8")
     head, rest = text.split(MARK_START, 1)
     DOC.write_text(head + MARK_START + "\n" + cases_markdown() + "\n" + MARK_END
-                   + rest.split(MARK_END, 1)[1])
+                   + rest.split(MARK_END, 1)[1], encoding="utf-8")
     print(f"wrote {DOC}")

@@ -58,7 +58,7 @@ def test_seal_records_digest_and_stamp_and_verify_passes(tmp_path):
     digest = ci.seal(p)
     assert digest == hashlib.sha256(p.read_bytes()).hexdigest()
     st = p.stat()
-    assert ci.sidecar(p).read_text().split() == [digest, f"{st.st_size}:{st.st_mtime_ns}"]
+    assert ci.sidecar(p).read_text(encoding="utf-8").split() == [digest, f"{st.st_size}:{st.st_mtime_ns}"]
     assert ci.verify(p, executed=True) is None
     assert ci.verify(p, executed=False) is None
     assert ci.check_cached(p, executed=True) == "" and p.is_file()
@@ -132,7 +132,7 @@ def test_touched_file_with_same_bytes_passes_and_is_restamped(tmp_path):
     digest = ci.seal(p)
     os.utime(p, ns=(1, 1_000_000_000))
     assert ci.verify(p, executed=False) is None
-    assert ci.sidecar(p).read_text().split() == [digest, "1000:1000000000"]
+    assert ci.sidecar(p).read_text(encoding="utf-8").split() == [digest, "1000:1000000000"]
 
 
 def test_artifact_sha256_never_overwrites_the_recorded_digest(tmp_path):
@@ -206,7 +206,7 @@ def test_truncated_data_cache_is_rebuilt(tmp_path, base_cache):
     os.truncate(images, 1_000)
     rec = _run(tmp_path / "B", cache, "--variants", "onnxruntime")
     _assert_rebuilt(rec["data"]["cache_rebuilt"], "images.npy")
-    run = json.loads((tmp_path / "B" / "run.json").read_text())
+    run = json.loads((tmp_path / "B" / "run.json").read_text(encoding="utf-8"))
     assert run["models"][TINY]["data_cache_rebuilt"] == rec["data"]["cache_rebuilt"]
     assert ci.verify(images, executed=True) is None
     assert rec["artifact_cached"] is True and "cache_rebuilt" not in rec["variant_meta"]

@@ -86,7 +86,7 @@ def make_run(root: Path, name: str, records: list[dict], created_at="2026-11-24T
          "options": {"ort_threads": None}, "env": {}}
     for k, v in (meta or {}).items():
         m[k] = {**m[k], **v} if isinstance(v, dict) and isinstance(m.get(k), dict) else v
-    (d / "run.json").write_text(json.dumps(m))
+    (d / "run.json").write_text(json.dumps(m), encoding="utf-8")
     return d
 
 
@@ -195,14 +195,14 @@ def test_runs_without_raw_timings_use_the_point_ratio_and_say_no_ci(tmp_path, ca
     (r,) = p.perf
     assert not r["ratio"].has_ci and r["verdict"] == cs.SLOWER and "no CI" in r["note"]
     rc, _, _ = run_main(capsys, a, b, "--out", tmp_path / "o")
-    assert rc == 0 and "no CI" in (tmp_path / "o" / "compare.md").read_text()
+    assert rc == 0 and "no CI" in (tmp_path / "o" / "compare.md").read_text(encoding="utf-8")
 
 
 def test_committed_reference_runs_compare_without_raw_timings(tmp_path, capsys):
     ref = REPO / "results" / "reference-runs" / "2026-11-23-h100"
     rc, _, err = run_main(capsys, ref / "1-before-fixes", ref / "2-gpu-fp32", "--out", tmp_path)
     assert rc == 0, err
-    rows = [ln for ln in (tmp_path / "compare.csv").read_text().splitlines() if ",performance," in ln]
+    rows = [ln for ln in (tmp_path / "compare.csv").read_text(encoding="utf-8").splitlines() if ",performance," in ln]
     assert rows and all("no CI" in ln for ln in rows)
 
 
@@ -210,7 +210,7 @@ def test_changed_sidecar_line_is_not_trusted(tmp_path):
     a = make_run(tmp_path, "a", [lat("m", "pytorch", calls(10.0))])
     b = make_run(tmp_path, "b", [lat("m", "pytorch", calls(10.0, seed=5))])
     side = b / store.RAW_FILE
-    side.write_text(side.read_text().replace('"latency_ms":[', '"latency_ms":[99.0,'))
+    side.write_text(side.read_text(encoding="utf-8").replace('"latency_ms":[', '"latency_ms":[99.0,'), encoding="utf-8")
     (r,) = pair_of(a, b).perf
     assert not r["ratio"].has_ci and "no raw timings in B" in r["note"]
 
@@ -231,9 +231,9 @@ def test_lost_equivalence_flagged_first(tmp_path, capsys):
     rc, out, _ = run_main(capsys, a, b, "--out", tmp_path / "o", "--fail-on", "parity")
     assert rc == 1
     assert out.index("LOST EQUIVALENCE") < out.index("Performance")
-    md = (tmp_path / "o" / "compare.md").read_text()
+    md = (tmp_path / "o" / "compare.md").read_text(encoding="utf-8")
     assert md.index("LOST EQUIVALENCE") < md.index("### Performance")
-    assert "lost_equivalence" in (tmp_path / "o" / "compare.csv").read_text()
+    assert "lost_equivalence" in (tmp_path / "o" / "compare.csv").read_text(encoding="utf-8")
 
 
 def test_accuracy_memory_and_energy_changes(tmp_path):
@@ -294,12 +294,12 @@ def test_fleet_run_devices_compared_as_runs(tmp_path, capsys):
     d = _fleet(tmp_path)
     rc, out, err = run_main(capsys, d, "--out", tmp_path / "o1", "--fail-on", "slower")
     assert rc == 1, err                                    # nano (B) is 30% slower than orin (A)
-    csv_text = (tmp_path / "o1" / "compare.csv").read_text()
+    csv_text = (tmp_path / "o1" / "compare.csv").read_text(encoding="utf-8")
     assert csv_text.count(",slower,") == 2 and "device.name,AGX Orin,Orin Nano" in csv_text
     assert "[device nano]" in out
     rc, out, err = run_main(capsys, d, "--devices", "nano", "orin", "--out", tmp_path / "o2",
                             "--fail-on", "slower")
-    assert rc == 0 and (tmp_path / "o2" / "compare.csv").read_text().count(",faster,") == 2
+    assert rc == 0 and (tmp_path / "o2" / "compare.csv").read_text(encoding="utf-8").count(",faster,") == 2
     rc, _, err = run_main(capsys, d, "--devices", "orin", "tx2", "--out", tmp_path / "o3")
     assert_usage_error(rc, err, "tx2")
 
@@ -321,12 +321,12 @@ def test_three_runs_ordered_by_created_at_with_trend_plots(tmp_path, capsys):
     assert rc == 0, out + err
     pngs = sorted((out_dir / "plots").glob("*.png"))
     assert [p.name for p in pngs] == ["trend-m-pytorch.png"] and pngs[0].stat().st_size > 5000
-    md = (out_dir / "compare.md").read_text()
+    md = (out_dir / "compare.md").read_text(encoding="utf-8")
     assert "![trend-m-pytorch](plots/trend-m-pytorch.png)" in md
     assert md.index("| A | " + str(a)) < md.index("| B | " + str(b)) < md.index("| C | " + str(c))
     assert "## A -> B" in md and "## B -> C" in md and "## A -> C" in md
     assert "created_at" in out
-    csv_rows = (out_dir / "compare.csv").read_text().splitlines()
+    csv_rows = (out_dir / "compare.csv").read_text(encoding="utf-8").splitlines()
     slow = [r for r in csv_rows if ",slower," in r]
     assert len(slow) == 2 and slow[0].startswith(f"{a},{b},performance,,m,pytorch,latency,1,")
     assert slow[1].startswith(f"{a},{b},performance,,m,pytorch,throughput,1,")
@@ -349,13 +349,13 @@ def test_exit_2_for_each_bad_input(tmp_path, capsys):
     empty_dir = tmp_path / "empty"
     empty_dir.mkdir()
     broken = make_run(tmp_path, "broken", [lat("m", "pytorch"), lat("m", "jax")])
-    lines = (broken / "results.jsonl").read_text().splitlines()
-    (broken / "results.jsonl").write_text(lines[0][:40] + "\n" + lines[1] + "\n")
+    lines = (broken / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    (broken / "results.jsonl").write_text(lines[0][:40] + "\n" + lines[1] + "\n", encoding="utf-8")
     notrec = make_run(tmp_path, "notrec", [lat("m", "pytorch")])
-    (notrec / "results.jsonl").write_text('{"model": "m", "task": "latency"}\n')
+    (notrec / "results.jsonl").write_text('{"model": "m", "task": "latency"}\n', encoding="utf-8")
     nop50 = make_run(tmp_path, "nop50", [rec("m", "pytorch", "latency", batch_size=1, latency_ms={})])
     badjson = make_run(tmp_path, "badjson", [lat("m", "pytorch")])
-    (badjson / "run.json").write_text("{not json")
+    (badjson / "run.json").write_text("{not json", encoding="utf-8")
     badraw = make_run(tmp_path, "badraw", [lat("m", "pytorch", [-1.0, 2.0, 3.0, 4.0])])
     o = ["--out", str(tmp_path / "o")]
     cases = [((good, tmp_path / "missing"), "missing"), ((good, empty_dir), "no results.jsonl"),
@@ -371,7 +371,7 @@ def test_exit_2_for_each_bad_input(tmp_path, capsys):
 def test_torn_last_line_is_ignored(tmp_path, capsys):
     a = make_run(tmp_path, "a", [lat("m", "pytorch")])
     b = make_run(tmp_path, "b", [lat("m", "pytorch")])
-    with open(b / "results.jsonl", "a") as f:
+    with open(b / "results.jsonl", "a", encoding="utf-8") as f:
         f.write('{"model": "m", "vari')
     rc, out, err = run_main(capsys, a, b, "--out", tmp_path / "o")
     assert rc == 0, err
@@ -455,4 +455,4 @@ def test_recorded_a_a_pair_is_mostly_no_change_and_the_a_b_pair_finds_the_change
     rc = compare.main([str(RECORDED / "a1"), str(RECORDED / "b"), "--fail-on", "slower",
                        "--out", str(tmp_path / "ab")])
     assert rc == 1
-    assert "intra_op_num_threads" in (tmp_path / "ab" / "compare.md").read_text()
+    assert "intra_op_num_threads" in (tmp_path / "ab" / "compare.md").read_text(encoding="utf-8")

@@ -34,7 +34,7 @@ def test_wnid_folders(wnid_folder):
 def test_flat_with_wnid_labels_file(tmp_path):
     for k in range(1, 4):
         make_image(tmp_path / f"ILSVRC2012_val_{k:08d}.JPEG", seed=k)
-    (tmp_path / "labels.txt").write_text("\n".join(["n02123045", "n01440764", "n01443537"]) + "\n")
+    (tmp_path / "labels.txt").write_text("\n".join(["n02123045", "n01440764", "n01443537"]) + "\n", encoding="utf-8")
     lst = resolve_source(str(tmp_path))
     assert lst.layout == "flat-with-labels"
     assert lst.labels == [281, 0, 1]
@@ -44,7 +44,7 @@ def test_flat_with_partial_copy_uses_image_numbers(tmp_path):
     # Only images 2 and 3 present: labels must come from positions 2 and 3, not 1 and 2.
     for k in (2, 3):
         make_image(tmp_path / f"ILSVRC2012_val_{k:08d}.JPEG", seed=k)
-    (tmp_path / "labels.txt").write_text("n02123045\nn01440764\nn01443537\n")
+    (tmp_path / "labels.txt").write_text("n02123045\nn01440764\nn01443537\n", encoding="utf-8")
     assert resolve_source(str(tmp_path)).labels == [0, 1]
 
 
@@ -84,7 +84,7 @@ def test_missing_path_and_unknown_layout(tmp_path):
 def test_corrupt_and_non_image_files_are_skipped_and_named(tmp_path, cache_dir):
     make_image(tmp_path / "n01440764" / "good.JPEG", seed=1)
     (tmp_path / "n01440764" / "broken.JPEG").write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
-    (tmp_path / "n01440764" / "notes.txt").write_text("not an image")
+    (tmp_path / "n01440764" / "notes.txt").write_text("not an image", encoding="utf-8")
     lst = resolve_source(str(tmp_path))
     assert len(lst) == 3
     with warnings.catch_warnings(record=True) as caught:

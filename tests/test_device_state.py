@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text + "\n")
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 # ------------------------------------------------------------------ device state

@@ -71,7 +71,7 @@ def test_recreated_tegra_files_read_by_the_suites_readers(tmp_path):
     assert src.read_mw()["total"] > idle + 10000          # 8.2 W -> 19.9 W (the model's)
     (ov / "etc").mkdir()
     shutil.copyfile(tegra.NV_TEGRA_RELEASE, ov / "etc/nv_tegra_release")
-    nvpmodel = (EMU / "tegra" / "nvpmodel").read_text()
+    nvpmodel = (EMU / "tegra" / "nvpmodel").read_text(encoding="utf-8")
     assert 'echo "NV Power Mode: MAXN"' in nvpmodel     # what the stand-in prints for -q
     st = ds.device_state(str(ov), run=lambda cmd: (0, "NV Power Mode: MAXN\n0\n")
                          if cmd[0] == "nvpmodel" else (1, ""))
@@ -108,7 +108,7 @@ def test_emulation_seen_when_uname_and_kernel_disagree(monkeypatch):
 # tests run last (conftest.py), wait for them and check what they wrote.
 
 def _records(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line]
+    return [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines() if line]
 
 
 def _job(lane, name: str):
@@ -168,12 +168,12 @@ def test_suite_on_the_emulated_orin(lane):
         assert power.get("source") == "ina3221-sysfs", power
         assert set(power["rails"]) >= {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0"}, power
         assert rec.get("device_states"), "no device state sampled during the task"
-    meta = json.loads((out / "run.json").read_text())
+    meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
     state = meta["device_state"]
     assert state["kind"] == "jetson" and state["l4t"] == "36.4.4"
     assert state["nvpmodel"] == {"name": "MAXN", "id": 0} and state["jetson_clocks"] == "on"
     assert meta["machine"]["emulated"]["process_arch"] == "aarch64"
-    report = (out / "report.md").read_text()
+    report = (out / "report.md").read_text(encoding="utf-8")
     assert "Emulated device" in report and "not measurements" in report
 
 
@@ -190,10 +190,10 @@ def test_tvm_tuned_over_rpc_on_the_host_runs_in_the_emulated_orin(lane):
     assert tune.cmd[1:3] == ["-m", "edgebench.tune"] and rpc_stop.cmd[-1] == "stop"
     assert tune.returncode == 0, tune.stderr[-3000:]
     assert rpc_stop.returncode == 0, rpc_stop.stderr[-3000:]
-    s = json.loads(lane.tune_summary.read_text())
+    s = json.loads(lane.tune_summary.read_text(encoding="utf-8"))
     assert s["rpc"]["key"] == "orin-emu" and s["tuning"]["runner"].startswith("rpc ")
     assert s["tuning"]["trials_run"] == 32 and s["tuning"]["errors"] == 0, s["tuning"]
-    manifest = json.loads((lane.artifact / "manifest.json").read_text())
+    manifest = json.loads((lane.artifact / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["host_arch"] == "aarch64" and manifest["target_name"] == "jetson-agx-orin-cpu"
     assert all(c["elf"] == "aarch64" for c in s["export"]["checks"].values()), s["export"]
     (run,) = steps[3:]

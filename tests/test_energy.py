@@ -88,6 +88,6 @@ def test_energy_per_sample_is_net_power_times_time_per_sample(tmp_path, cache_di
     for b, e, want in figures:
         print(f"batch {b}: energy {e:.4f} mJ, net W x ms/sample {want:.4f}")
     # the report shows it: a power table and the energy plot
-    md = (out / "report.md").read_text()
+    md = (out / "report.md").read_text(encoding="utf-8")
     assert "mJ/sample" in md and (out / "plots" / "energy.png").is_file()
     assert records(out)

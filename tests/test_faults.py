@@ -58,9 +58,9 @@ def test_torn_last_record_is_set_aside_and_its_cell_runs_again(tmp_path, cache_d
                   "--out", str(out), "--cache-dir", str(cache_dir))
     assert res.returncode == 0, res.stderr[-2000:]
     path = out / "results.jsonl"
-    lines = path.read_text().splitlines(keepends=True)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     assert len(lines) == 2
-    path.write_text(lines[0] + lines[1][: len(lines[1]) // 2])     # onnxruntime's line, torn
+    path.write_text(lines[0] + lines[1][: len(lines[1]) // 2], encoding="utf-8")     # onnxruntime's line, torn
     res = run_cli("edgebench.full", *LATENCY_ONLY,
                   "--out", str(out), "--cache-dir", str(cache_dir), "--resume")
     assert res.returncode == 0, res.stderr[-2000:]
@@ -68,8 +68,8 @@ def test_torn_last_record_is_set_aside_and_its_cell_runs_again(tmp_path, cache_d
     after = store.read(path)
     assert_records_valid(after)
     assert [r["variant"] for r in after] == ["pytorch", "onnxruntime"]   # the first kept, once
-    assert (out / "results.jsonl.torn").read_text() == lines[1][: len(lines[1]) // 2] + "\n"
-    assert path.read_text().endswith("\n") and len(path.read_text().splitlines()) == 2
+    assert (out / "results.jsonl.torn").read_text(encoding="utf-8") == lines[1][: len(lines[1]) // 2] + "\n"
+    assert path.read_text(encoding="utf-8").endswith("\n") and len(path.read_text(encoding="utf-8").splitlines()) == 2
 
 
 @pytest.mark.slow
@@ -187,7 +187,7 @@ def test_disk_full_while_appending_records(tmp_path, cache_dir, small_disk):
     before = records(out)
     assert proc.returncode == 74, err[-2000:]
     assert "No space left on device" in err and "--resume" in err and "Traceback" not in err
-    assert (out / "results.jsonl").read_text().endswith("\n")
+    assert (out / "results.jsonl").read_text(encoding="utf-8").endswith("\n")
     assert_records_valid(before)
     assert 1 <= len(before) < 4
     filler.unlink()

@@ -22,7 +22,7 @@ from testlib import REPO, TINY, assert_records_valid, run_cli
 # driver connects. Read once, when ray is first imported, so set before any import of it.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 LOOPBACK = "127.0.0.1"
-SCHEMA = json.loads((REPO / "edgebench" / "schema" / "results.schema.json").read_text())
+SCHEMA = json.loads((REPO / "edgebench" / "schema" / "results.schema.json").read_text(encoding="utf-8"))
 NO_RAY = "Ray is not installed (pip install 'edgebench[fleet]'): the fleet cluster test needs it"
 
 
@@ -40,9 +40,9 @@ def _env() -> dict:
 def test_without_ray_exits_2_with_install_hint(tmp_path):
     fake = tmp_path / "hide" / "ray"
     fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("raise ImportError('No module named ray (hidden by the test)')\n")
+    (fake / "__init__.py").write_text("raise ImportError('No module named ray (hidden by the test)')\n", encoding="utf-8")
     cfg = tmp_path / "f.toml"
-    cfg.write_text('models = ["test_efficientnet"]\n[devices.a]\n')
+    cfg.write_text('models = ["test_efficientnet"]\n[devices.a]\n', encoding="utf-8")
     proc = run_cli("edgebench.fleet", "--config", str(cfg),
                    env={"PYTHONPATH": os.pathsep.join([str(fake.parent), str(REPO)])})
     assert proc.returncode == 2, proc.stderr
@@ -170,24 +170,24 @@ cache_dir = "{tmp_path / 'cache-b'}"
 
 [devices.c]   # no node carries device:c
 cache_dir = "{tmp_path / 'cache-c'}"
-""")
+""", encoding="utf-8")
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "edgebench.fleet", "--config", str(cfg), "--address",
            cluster.address, "--out", str(out), "--device-wait", "3"]
-    log = open(tmp_path / "driver1.log", "w")
+    log = open(tmp_path / "driver1.log", "w", encoding="utf-8")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_env(), cwd=REPO)
     try:
         # Kill b's node as soon as its first cell is in: its second cell is then running.
         _wait_for(lambda: any(r["device_id"] == "b" for r in records(out)) or proc.poll() is not None,
                   240, "device b's first record")
-        assert proc.poll() is None, (tmp_path / "driver1.log").read_text()[-3000:]
+        assert proc.poll() is None, (tmp_path / "driver1.log").read_text(encoding="utf-8")[-3000:]
         cluster.remove_node(node_b)
         rc = proc.wait(timeout=240)
     finally:
         if proc.poll() is None:
             proc.kill()
         log.close()
-    text = (tmp_path / "driver1.log").read_text()
+    text = (tmp_path / "driver1.log").read_text(encoding="utf-8")
     assert rc == 1, text[-3000:]                       # lost cells count as failed
     recs = records(out)
     assert_records_valid(recs)
@@ -220,7 +220,7 @@ cache_dir = "{tmp_path / 'cache-c'}"
     for v in ("pytorch", "onnxruntime"):
         [r] = cells[("c", v, "latency")]
         assert r["status"] == "skipped" and r["reason"].startswith("device absent"), r
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["kind"] == "fleet" and run["config"]["devices"]["b"]["cache_dir"]
     assert {d: run["devices"][d]["status"] for d in "abc"} == {"a": "ok", "b": "lost", "c": "absent"}
     for d, node in (("a", node_a), ("b", node_b)):
@@ -254,12 +254,12 @@ cache_dir = "{tmp_path / 'cache-c'}"
     assert b_ort2["status"] == "ok" and b_ort2["fleet"]["node_id"] == node_b2.node_id != node_b.node_id
     assert b_ort2["run_id"] == b_pt["run_id"]
     assert b_ort2["weights"] == b_pt["weights"] == "random-seed-0"
-    run2 = json.loads((out / "run.json").read_text())
+    run2 = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run2["devices"]["b"]["status"] == "ok" and len(run2["sessions"]) == 2
     assert run2["devices"]["b"]["node"]["node_id"] == node_b2.node_id
 
     # The report puts the devices side by side, speed-up against PyTorch on each device.
-    report = (out / "report.md").read_text()
+    report = (out / "report.md").read_text(encoding="utf-8")
     assert "## Devices" in report and "| c | absent" in report
     head = next(ln for ln in report.splitlines() if ln.startswith("| model | variant | a: p50 ms"))
     assert "b: speed-up" in head
@@ -270,7 +270,7 @@ cache_dir = "{tmp_path / 'cache-c'}"
     bsr_row = next(ln for ln in after if ln.startswith("| onnxruntime | a | "))
     assert f"| {_f(both[-1]['bsr'], 3)} |" in bsr_row
     assert (out / "devices" / "a" / "report.md").is_file() and (out / "devices" / "b" / "report.md").is_file()
-    summary = (out / "summary.csv").read_text().splitlines()
+    summary = (out / "summary.csv").read_text(encoding="utf-8").splitlines()
     assert {ln.split(",")[2] for ln in summary[1:]} == {"a", "b", "c"}
 
 
@@ -287,7 +287,7 @@ weights = "random"
 cache_dir = "{tmp_path / 'cache'}"
 [devices.here]
 [devices.elsewhere]
-""")
+""", encoding="utf-8")
     proc = run_cli("edgebench.fleet", "--config", str(cfg), "--out", str(tmp_path / "x"), env=_env())
     assert proc.returncode == 2 and "--local-device" in proc.stderr, proc.stderr[-2000:]
     out = tmp_path / "run"
@@ -300,14 +300,14 @@ cache_dir = "{tmp_path / 'cache'}"
     assert recs["here"]["fleet"]["node_ip"] == LOOPBACK
     assert recs["here"]["fleet"]["node_id"] not in {n.node_id for n in cluster.list_all_nodes()}
     assert recs["elsewhere"]["status"] == "skipped" and "device absent" in recs["elsewhere"]["reason"]
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["ray"]["address"] == "local" and run["ray"]["local_resources"] == {"device:here": 1.0}
     # python -m edgebench.report re-renders a fleet run as a fleet report, not a plain one.
     for p in (out / "report.md", out / "devices" / "here" / "report.md"):
         p.unlink()
     proc = run_cli("edgebench.report", str(out))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert (out / "report.md").read_text().startswith("# edgebench fleet report")
+    assert (out / "report.md").read_text(encoding="utf-8").startswith("# edgebench fleet report")
     assert (out / "devices" / "here" / "report.md").is_file()
 
 
@@ -329,7 +329,7 @@ weights = "random"
 cache_dir = "{tmp_path / 'cache'}"
 options = {{ torch_device = "cuda" }}
 [devices.gpu]
-""")
+""", encoding="utf-8")
     out = tmp_path / "run"
     proc = run_cli("edgebench.fleet", "--config", str(cfg), "--local-device", "gpu",
                    "--device-wait", "0", "--out", str(out), env=_env(), timeout=300)

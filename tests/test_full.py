@@ -14,7 +14,7 @@ import pytest
 
 from testlib import REPO, TINY, assert_records_valid, records, run_cli
 
-SCHEMA = json.loads((REPO / "edgebench" / "schema" / "results.schema.json").read_text())
+SCHEMA = json.loads((REPO / "edgebench" / "schema" / "results.schema.json").read_text(encoding="utf-8"))
 
 
 def power_source_here() -> str | None:
@@ -73,7 +73,7 @@ def test_full_run_writes_every_output(e2e):
     for f in ("run.json", "summary.csv", "report.md", "plots/latency.png", "plots/throughput.png",
               "plots/memory.png"):
         assert (out / f).is_file(), f
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["variants"]["onnxruntime"]["versions"]["onnxruntime"]
     so = run["variants"]["onnxruntime"]["versions"]["session_options"]
     assert so["graph_optimization_level"] == "ORT_ENABLE_ALL"
@@ -82,10 +82,10 @@ def test_full_run_writes_every_output(e2e):
     assert run["config"]["torch_device"] == "auto"
     # "auto", settled by the pytorch variant's probe in the interpreter it runs in
     assert run["options"]["torch_device"] == ("cuda" if torch.cuda.is_available() else "cpu")
-    report = (out / "report.md").read_text()
+    report = (out / "report.md").read_text(encoding="utf-8")
     assert "Random weights" in report and "random-seed-0" in report
     assert "system mem MB" in report and "peak RSS MB" in report
-    header = (out / "summary.csv").read_text().splitlines()[0].split(",")
+    header = (out / "summary.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
     assert {"peak_rss_mb", "system_memory_mean_mb", "system_memory_peak_mb",
             "device_memory_peak_mb", "energy_mj_per_sample"} <= set(header)
 
@@ -221,14 +221,14 @@ def test_variant_runs_in_the_interpreter_given_by_python(tmp_path, cache_dir):
     # A probe call's request file names the variants it asks about: log it too.
     wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{marker}"\n'
                        f'[ "$3" = "--probe" ] && {{ cat "$4"; echo; }} >> "{marker}"\n'
-                       f'exec "{sys.executable}" "$@"\n')
+                       f'exec "{sys.executable}" "$@"\n', encoding="utf-8")
     wrapper.chmod(0o755)
     out = tmp_path / "r"
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "onnxruntime",
                    "--tasks", "latency", "--weights", "random", *SMOKE, "--python",
                    f"onnxruntime={wrapper}", "--out", str(out), "--cache-dir", str(cache_dir))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    calls = marker.read_text().splitlines()
+    calls = marker.read_text(encoding="utf-8").splitlines()
     probes = [json.loads(c)["variants"] for c in calls if c.startswith("{")]
     assert probes == [["onnxruntime"]], calls
     cell_calls = [c for c in calls if c.startswith("-m") and "--probe" not in c]
@@ -247,7 +247,7 @@ def test_unknown_model_suggests_close_names(tmp_path):
 
 def test_unknown_layout_exits_2_and_lists_layouts(tmp_path):
     (tmp_path / "pics").mkdir()
-    (tmp_path / "pics" / "a.txt").write_text("x")
+    (tmp_path / "pics" / "a.txt").write_text("x", encoding="utf-8")
     proc = run_cli("edgebench.full", "--data", str(tmp_path / "pics"), "--out", str(tmp_path / "r"))
     assert proc.returncode == 2 and "accepted layouts" in proc.stderr and "ImageNetV2" in proc.stderr
 

@@ -113,7 +113,7 @@ def test_unknown_release_stops_with_a_message(name):
 ])
 def test_releases_outside_the_table_stop(tmp_path, first_line, expect):
     f = tmp_path / "nv_tegra_release"
-    f.write_text(first_line + "\n")
+    f.write_text(first_line + "\n", encoding="utf-8")
     r = _detect(f)
     assert r.returncode == 1 and r.stdout == ""
     assert f"L4T R{expect} is not a JetPack" in r.stderr
@@ -124,7 +124,7 @@ def test_releases_outside_the_table_stop(tmp_path, first_line, expect):
                                   "R36 (release), REVISION: 4.3, GCID: 1\n"])
 def test_malformed_release_file_stops(tmp_path, text):
     f = tmp_path / "nv_tegra_release"
-    f.write_text(text)
+    f.write_text(text, encoding="utf-8")
     r = _detect(f)
     assert r.returncode == 1 and r.stdout == ""
     assert "does not start like an L4T release line" in r.stderr
@@ -137,7 +137,7 @@ def test_missing_release_file(tmp_path):
 
 def test_release_file_without_final_newline(tmp_path):
     f = tmp_path / "nv_tegra_release"
-    f.write_text((FIXTURES / "nv_tegra_release.r36.4.3").read_text().splitlines()[0])
+    f.write_text((FIXTURES / "nv_tegra_release.r36.4.3").read_text(encoding="utf-8").splitlines()[0], encoding="utf-8")
     r = _detect(f)
     assert r.returncode == 0 and r.stdout.startswith("jetpack=6.2 l4t=36.4.3 ")
 
@@ -170,7 +170,7 @@ def _stand_ins(tmp_path: Path, python_version: str = "3.10") -> Path:
     }
     for name, body in stubs.items():
         p = bin_dir / name
-        p.write_text("#!/usr/bin/env bash\n" + body)
+        p.write_text("#!/usr/bin/env bash\n" + body, encoding="utf-8")
         p.chmod(0o755)
     return bin_dir
 
@@ -198,7 +198,7 @@ def test_setup_goes_on_with_a_known_release(tmp_path):
     assert "jetpack=6.0 l4t=36.3.0 cuda=12.2 tensorrt=8.6" in r.stdout
     assert "CUDA 12.6.68 is not JetPack 6.0's 12.2" in r.stdout    # the stand-in's toolkit
     assert "== 2. apt packages" in r.stdout
-    assert (tmp_path / "sudo.log").read_text().splitlines()[0] == "apt-get update"
+    assert (tmp_path / "sudo.log").read_text(encoding="utf-8").splitlines()[0] == "apt-get update"
 
 
 def test_setup_override_for_an_unknown_release(tmp_path):
@@ -213,7 +213,7 @@ def test_setup_override_for_an_unknown_release(tmp_path):
 def _pyproject_pins() -> dict:
     import tomllib
 
-    proj = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    proj = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     reqs = list(proj["dependencies"])
     for extra in proj["optional-dependencies"].values():
         reqs += extra
@@ -227,7 +227,7 @@ def _pyproject_pins() -> dict:
 
 def _jetson_requirements() -> dict:
     out = {}
-    for line in (JETSON / "requirements-jp6.txt").read_text().splitlines():
+    for line in (JETSON / "requirements-jp6.txt").read_text(encoding="utf-8").splitlines():
         spec, _, comment = line.partition("#")
         m = re.match(r"^([A-Za-z0-9_.\-]+)(\[[^\]]*\])?==(\S+)$", spec.strip())
         if m:
@@ -262,15 +262,15 @@ def test_tvm_on_the_jetson_is_the_exporters_version():
 
 
 def test_setup_and_dockerfile_use_the_requirements_file():
-    setup = (JETSON / "setup-jetpack6.sh").read_text()
-    docker = (JETSON / "Dockerfile").read_text()
+    setup = (JETSON / "setup-jetpack6.sh").read_text(encoding="utf-8")
+    docker = (JETSON / "Dockerfile").read_text(encoding="utf-8")
     assert "jetson/requirements-jp6.txt" in setup and "jetson/requirements-jp6.txt" in docker
     jtop = re.search(r'^JTOP_VERSION="([^"]+)"', setup, re.M).group(1)
     assert jtop == _jetson_requirements()["jetson-stats"][0] == _pyproject_pins()["jetson-stats"]
     assert "build-tvm-cuda-runtime.sh" in setup and "build-tvm-cuda-runtime.sh" in docker
     for stale in ("v0.21", "INSTALL_TVM", "carry CUDA source"):
         for name, text in (("setup-jetpack6.sh", setup), ("Dockerfile", docker),
-                           ("README.md", (JETSON / "README.md").read_text())):
+                           ("README.md", (JETSON / "README.md").read_text(encoding="utf-8"))):
             assert stale not in text, f"jetson/{name} still says {stale!r}"
 
 
@@ -311,9 +311,9 @@ def tiny_artifact(tmp_path_factory):
 
 def _with_tvm_version(src: Path, dst: Path, version: str) -> Path:
     shutil.copytree(src, dst)
-    m = json.loads((dst / "manifest.json").read_text())
+    m = json.loads((dst / "manifest.json").read_text(encoding="utf-8"))
     m["tvm"] = version                     # the manifest is not in its own sha256 list
-    (dst / "manifest.json").write_text(json.dumps(m))
+    (dst / "manifest.json").write_text(json.dumps(m), encoding="utf-8")
     return dst
 
 

@@ -43,7 +43,7 @@ def test_markdown_warns_and_keeps_tables_intact(tmp_path):
     meta = {"run_id": "x", "models": {"m": {"weights": "random-seed-0", "weights_note": "n"}},
             "data": {"source": "sample", "n_images": 16}, "variants": {}}
     report.write_all(tmp_path, RECORDS, meta)
-    md = (tmp_path / "report.md").read_text()
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "failed parity" in md and "non-equivalent" in md
     assert "only 2 distinct classes" in md and "Random weights" in md
     assert "reference logits are small (max |logit| 0.05)" in md and "6.00e+00" in md
@@ -51,7 +51,7 @@ def test_markdown_warns_and_keeps_tables_intact(tmp_path):
     table = [ln for ln in md.splitlines() if ln.startswith("| onnxruntime")][0]
     header = [ln for ln in md.splitlines() if ln.startswith("| variant")][0]
     assert table.count("|") == header.count("|")                 # no stray pipes in cells
-    with open(tmp_path / "summary.csv") as f:
+    with open(tmp_path / "summary.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert {r["variant"] for r in rows} == {"pytorch", "onnxruntime"}
     assert (tmp_path / "plots" / "latency.png").is_file()
@@ -65,7 +65,7 @@ def test_study_figures_beside_ours_only_on_an_agx_orin(tmp_path):
     meta = {"run_id": "x", "models": {}, "data": {"source": "sample", "n_images": 16},
             "variants": {}, "device_state": {"board_model": "NVIDIA Jetson AGX Orin Developer Kit"}}
     report.write_all(tmp_path, recs, meta)
-    md = (tmp_path / "report.md").read_text()
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Beside the study" in md
     section = md.split("## Beside the study", 1)[1]
     lat_row = next(ln for ln in section.splitlines() if "| latency_per_sample |" in ln)
@@ -75,7 +75,7 @@ def test_study_figures_beside_ours_only_on_an_agx_orin(tmp_path):
     # Any other board: no study column (its figures are the AGX Orin's alone).
     meta["device_state"] = {"board_model": "NVIDIA Jetson Orin Nano Developer Kit"}
     report.write_all(tmp_path, recs, meta)
-    assert "Beside the study" not in (tmp_path / "report.md").read_text()
+    assert "Beside the study" not in (tmp_path / "report.md").read_text(encoding="utf-8")
 
 
 def test_smoke_profile_says_its_figures_are_not_for_comparison(tmp_path):
@@ -104,9 +104,9 @@ def test_report_cli_renders_a_stopped_run(tmp_path):
     shutil.copytree(src, run, ignore=shutil.ignore_patterns("report.md", "summary.csv", "plots"))
     proc = run_cli("edgebench.report", str(run), str(tmp_path / "nope"))
     assert proc.returncode == 2 and "not an edgebench run directory" in proc.stderr
-    report = (run / "report.md").read_text()
+    report = (run / "report.md").read_text(encoding="utf-8")
     assert "GPU: NVIDIA H100 80GB HBM3" in report and "| pytorch-compile | yes |" in report
-    assert (run / "summary.csv").read_text().count("resnet152") == 2
+    assert (run / "summary.csv").read_text(encoding="utf-8").count("resnet152") == 2
     assert (run / "plots" / "latency.png").is_file()
 
 
@@ -129,7 +129,7 @@ def test_memory_and_energy_each_under_their_own_name_and_study_memory_like_with_
     meta = {"run_id": "x", "models": {}, "data": {"source": "sample", "n_images": 16},
             "variants": {}, "device_state": {"board_model": "NVIDIA Jetson AGX Orin Developer Kit"}}
     report.write_all(tmp_path, recs, meta)
-    with open(tmp_path / "summary.csv") as f:
+    with open(tmp_path / "summary.csv", encoding="utf-8") as f:
         (row,) = list(csv.DictReader(f))
     assert float(row["peak_rss_mb"]) == 800.0 and float(row["system_memory_mean_mb"]) == 10547.2
     assert float(row["system_memory_peak_mb"]) == 10700.0
@@ -137,7 +137,7 @@ def test_memory_and_energy_each_under_their_own_name_and_study_memory_like_with_
     assert float(row["device_memory_peak_mb"]) == 1500.0
     assert float(row["energy_mj_per_sample"]) == 13.5
     assert float(row["throughput_energy_mj_per_sample"]) == 7.0
-    md = (tmp_path / "report.md").read_text()
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
     section = md.split("## Beside the study", 1)[1]
     mem_row = next(ln for ln in section.splitlines() if "| system_memory |" in ln)
     assert "10.3 GB" in mem_row and "| 10.30 |" in mem_row       # 10547.2 MiB / 1024, not RSS

@@ -77,7 +77,7 @@ def test_schema_rejects(mutate, field):
 def test_unknown_field_message_names_record_and_field(tmp_path):
     p = tmp_path / "results.jsonl"
     good, bad = _ok_latency(), dict(_ok_latency(), task="throughput", status="failed", extra_x=1)
-    p.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    p.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
     with pytest.raises(AssertionError) as ei:
         assert_records_valid(tmp_path)
     msg = str(ei.value)

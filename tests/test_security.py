@@ -46,7 +46,7 @@ def test_a_checkpoint_carrying_code_is_refused_and_the_code_never_runs(tmp_path)
 def test_every_torch_load_passes_weights_only_true():
     calls = []
     for path in SOURCES:
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
             if isinstance(node, ast.Call) and ast.unparse(node.func) in ("torch.load", "load") \
                     and "torch" in ast.unparse(node.func):
                 kw = {k.arg: k.value for k in node.keywords}
@@ -62,7 +62,7 @@ def test_no_shell_is_ever_started_from_python():
     argv lists, so a model name, path or option value is never parsed by a shell."""
     bad = []
     for path in SOURCES:
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
             if not isinstance(node, ast.Call):
                 continue
             name = ast.unparse(node.func)

@@ -21,7 +21,7 @@ def test_append_then_read_round_trip(tmp_path):
     store.append(p, a)
     store.append(p, b)
     assert store.read(p) == [a, b]
-    assert p.read_text().count("\n") == 2
+    assert p.read_text(encoding="utf-8").count("\n") == 2
 
 
 def test_append_converts_numpy_and_paths(tmp_path):
@@ -48,7 +48,7 @@ def test_torn_last_line_and_blank_lines_are_ignored(tmp_path):
     p = tmp_path / "results.jsonl"
     store.append(p, _rec(n=1))
     store.append(p, _rec(task="accuracy"))
-    with open(p, "a") as f:
+    with open(p, "a", encoding="utf-8") as f:
         f.write("\n   \n" + '{"model": "m", "variant": "v", "task": "thr')   # killed mid-write
     recs = store.read(p)
     assert [r["task"] for r in recs] == ["latency", "accuracy"]
@@ -84,6 +84,6 @@ def test_raw_timings_go_to_the_sidecar_and_are_checked_by_hash(tmp_path):
     assert store.RAW_KEY not in back and back["raw_timings"]["file"] == store.RAW_FILE
     assert store.read_raw(tmp_path, back)["latency_ms"] == [1.5, 1.25, 2.0]
     side = tmp_path / store.RAW_FILE
-    side.write_text(side.read_text().replace("1.25", "9.25"))    # tampered: not found
+    side.write_text(side.read_text(encoding="utf-8").replace("1.25", "9.25"), encoding="utf-8")    # tampered: not found
     assert store.read_raw(tmp_path, back) is None
     assert store.read_raw(tmp_path, {"model": "m"}) is None      # an old record without them

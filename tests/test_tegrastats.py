@@ -20,7 +20,7 @@ FIX = Path(__file__).resolve().parent / "fixtures" / "tegrastats"
 
 
 def lines(name: str) -> list[str]:
-    return [l for l in (FIX / name).read_text().splitlines() if l.strip()]
+    return [l for l in (FIX / name).read_text(encoding="utf-8").splitlines() if l.strip()]
 
 
 # ------------------------------------------------------------------ tegrastats, recorded lines
@@ -156,7 +156,7 @@ def test_cli_parses_a_file_and_stdin():
     recs = [json.loads(l) for l in p.stdout.splitlines()]
     assert [r["rails_mw"]["VIN_SYS_5V0"] for r in recs] == [4707, 4607, 4707]
     assert all(r["ram_total_mb"] == 62841 for r in recs)
-    text = (FIX / "tx2_jetpack4.txt").read_text() + "not a tegrastats line\n"
+    text = (FIX / "tx2_jetpack4.txt").read_text(encoding="utf-8") + "not a tegrastats line\n"
     p = cli("parse-tegrastats", stdin=text)
     assert p.returncode == 0
     assert json.loads(p.stdout)["rails_mw"]["VDD_IN"] == 5297
@@ -180,7 +180,7 @@ def test_tegrastats_source_reads_a_replayed_recording(tmp_path):
     rec = FIX / "agx_orin_64gb_jetpack6.2.1_r36.4.4.txt"
     script = tmp_path / "replay-tegrastats"
     script.write_text(f"#!/bin/sh\n[ \"$1\" = --interval ] || exit 2\n"
-                      f"while read -r l; do echo \"$l\"; sleep 0.05; done < '{rec}'\nexec sleep 30\n")
+                      f"while read -r l; do echo \"$l\"; sleep 0.05; done < '{rec}'\nexec sleep 30\n", encoding="utf-8")
     script.chmod(0o755)
     src = TegrastatsSource(str(script), interval_ms=50)
     try:

@@ -77,7 +77,7 @@ def test_rapl_wraparound_on_recorded_counters():
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text + "\n")
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def test_rapl_source_on_a_powercap_tree(tmp_path):

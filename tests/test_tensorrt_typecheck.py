@@ -90,9 +90,9 @@ def test_converters_tensorrt_type_checks_against_tensorrt_stubs(tmp_path):
     stubs = tmp_path / "stubs"
     _copy_stubs(stubs)
     probe = tmp_path / "probe_misuse.py"
-    probe.write_text(PROBE)
+    probe.write_text(PROBE, encoding="utf-8")
     cfg = tmp_path / "mypy.ini"
-    cfg.write_text(CONFIG)
+    cfg.write_text(CONFIG, encoding="utf-8")
     env = dict(os.environ, MYPYPATH=str(stubs))
     r = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(cfg),
                         "--cache-dir", str(tmp_path / "cache"), "converters/tensorrt", str(probe)],

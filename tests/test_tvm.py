@@ -172,10 +172,10 @@ def test_layout_follows_the_option_then_the_database_then_the_target(tmp_path):
     assert passes.layout_for(host, tmp_path / "none", "nchw") == "NCHW"
     db = tmp_path / "db"
     db.mkdir()
-    (db / database.DB_WORKLOAD).write_text('["0", {}]\n')
-    (db / database.DB_RECORDS).write_text('[0, []]\n')
+    (db / database.DB_WORKLOAD).write_text('["0", {}]\n', encoding="utf-8")
+    (db / database.DB_RECORDS).write_text('[0, []]\n', encoding="utf-8")
     assert passes.layout_for(host, db) == "NCHW"      # tuned before layouts were recorded
-    (db / database.DB_META).write_text('{"layout": "NHWC"}')
+    (db / database.DB_META).write_text('{"layout": "NHWC"}', encoding="utf-8")
     assert passes.layout_for(orin, db) == "NHWC"      # the database's workloads decide
     assert passes.layout_for(host, db, "NCHW") == "NCHW"
 
@@ -276,7 +276,7 @@ def test_tune_command_comes_from_the_converter():
     assert converters.command("tune") is cli.main
     with pytest.raises(KeyError, match="no converter provides the command 'nope'.*tune"):
         converters.command("nope")
-    assert "tvm" not in (REPO / "edgebench" / "tune.py").read_text().lower()
+    assert "tvm" not in (REPO / "edgebench" / "tune.py").read_text(encoding="utf-8").lower()
 
 
 def test_measure_command_is_a_valid_edgebench_full_command(tmp_path):

@@ -5,6 +5,7 @@ the reason, without the cross compiler or NVRTC 12).
 from __future__ import annotations
 
 import json
+import locale
 import os
 import shutil
 import subprocess
@@ -43,7 +44,7 @@ def test_host_export_loads_and_detects_tampering(host_artifact, tmp_path):
 
     out = tmp_path / "art"
     shutil.copytree(host_artifact, out)     # this test corrupts its copy
-    m = json.loads((out / "manifest.json").read_text())
+    m = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert m["tvm"] == tvm.__version__ and m["tuning"]["status"] == "untuned"
     assert set(m["libraries"]) == {"1", "2"} and m["device"] == "cpu"
     conv = converters.get("tvm")
@@ -172,7 +173,7 @@ def test_cross_compile_for_jetson_agx_orin(tmp_path):
              "--target", "jetson-agx-orin", "--trials", "0", "--export", str(out),
              "--tuning-dir", str(tmp_path / "t"), "--no-progress")
     assert r.returncode == 0, r.stderr[-3000:]
-    m = json.loads((out / "manifest.json").read_text())
+    m = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert m["target"]["kind"] == "cuda" and m["target"]["arch"] == "sm_87"
     assert m["target"]["host"]["mtriple"].startswith("aarch64")
     assert m["device"] == "cuda" and m["host_arch"] == "aarch64"
@@ -199,8 +200,12 @@ def test_nvrtc_ptx_for_sm87():
 
     src = ('extern "C" __global__ void add1(float* __restrict__ a) '
            "{ a[threadIdx.x] += 1.0f; }\n")
+    codeset = locale.nl_langinfo(locale.CODESET)    # this thread's locale, as open() sees it
     ptx = cuda_export.nvrtc_compile(src, "sm_87", "ptx")
     assert b".target sm_87" in ptx and b".entry add1" in ptx and ptx.startswith(b"//")
     cubin = cuda_export.nvrtc_compile(src, "sm_87", "cubin")
     assert cubin[:4] == b"\x7fELF" and int.from_bytes(cubin[18:20], "little") == 190
     assert int.from_bytes(cubin[48:52], "little") & 0xFF == 87
+    # NVRTC switches the calling thread to the C locale; nvrtc_compile puts it back (the
+    # emulated lane's report.md read as ASCII after this test, in CI on 2026-11-25)
+    assert locale.nl_langinfo(locale.CODESET) == codeset

@@ -134,7 +134,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     db = _db_dir(root)
     kept = len(_records(db))
     assert kept >= tuned_dir["recs_at_kill"]
-    meta = json.loads((db / "tuning.json").read_text())
+    meta = json.loads((db / "tuning.json").read_text(encoding="utf-8"))
     assert meta["sessions"][-1]["interrupted"] is True
     assert meta["sessions"][-1]["trials_after"] == kept
     assert meta["sessions"][-1]["measure_threads"] >= 1
@@ -145,21 +145,21 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     shutil.copytree(db, sibling, ignore=shutil.ignore_patterns("logs"))
     r = _cli(*args, "--transfer", "--summary", str(tmp_path / "s.json"))
     assert r.returncode == 0, r.stderr[-3000:]
-    s = json.loads((tmp_path / "s.json").read_text())["tuning"]
+    s = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["tuning"]
     assert s["transfer_from"] == [str(sibling)]
     assert "pre-trained on 1 other database(s) (sibling_model-3x64x64)" in r.stderr
-    transfer = json.loads((db / "tuning.json").read_text())["sessions"][-1]["cost_model_transfer"]
+    transfer = json.loads((db / "tuning.json").read_text(encoding="utf-8"))["sessions"][-1]["cost_model_transfer"]
     measured = [r for r in _records(sibling) if r[1][1] and max(r[1][1]) < 1e9]
     assert transfer["records"] == len(measured) > 0 and transfer["workloads"] >= 1, transfer
     assert s["trials_before"] == kept
     assert s["trials_run"] == 12 - kept or (s["trials_run"] > 0 and s["trials_after"] >= 12)
     assert s["trials_after"] == len(_records(db)) >= 12
     assert s["errors"] < s["trials_run"], s["first_error"]
-    assert len(json.loads((db / "tuning.json").read_text())["sessions"]) == 2
+    assert len(json.loads((db / "tuning.json").read_text(encoding="utf-8"))["sessions"]) == 2
     # 3. Budget already met: nothing runs, exit 0.
     r = _cli(*args, "--summary", str(tmp_path / "s2.json"))
     assert r.returncode == 0, r.stderr[-3000:]
-    assert json.loads((tmp_path / "s2.json").read_text())["tuning"]["trials_run"] == 0
+    assert json.loads((tmp_path / "s2.json").read_text(encoding="utf-8"))["tuning"]["trials_run"] == 0
 
     # 4. The converter applies the database and says so.
     conv = converters.get("tvm")
@@ -287,7 +287,7 @@ def test_rpc_tuning_on_loopback(rpc_tracker, tmp_path):
              "--population", "64", "--rpc-tracker", rpc_tracker, "--rpc-key", "eb-loopback",
              "--no-progress", "--summary", str(tmp_path / "s.json"))
     assert r.returncode == 0, r.stderr[-3000:]
-    s = json.loads((tmp_path / "s.json").read_text())
+    s = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
     assert s["rpc"] == {"tracker": rpc_tracker, "key": "eb-loopback"}
     assert s["tuning"]["runner"].startswith("rpc ")
     recs = _records(_db_dir(root))

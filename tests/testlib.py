@@ -48,7 +48,7 @@ def run_cli(module: str, *args: str, timeout: float = 600, env: dict | None = No
 
 def records(out: Path) -> list[dict]:
     p = out / "results.jsonl"
-    return [json.loads(ln) for ln in p.read_text().splitlines() if ln.strip()] if p.exists() else []
+    return [json.loads(ln) for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()] if p.exists() else []
 
 
 # --------------------------------------------------------------------------- record contract
@@ -62,7 +62,7 @@ def record_validator():
     if _VALIDATOR is None:
         import jsonschema
 
-        schema = json.loads(SCHEMA_PATH.read_text())
+        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)
         _VALIDATOR = cls(schema)
@@ -89,7 +89,7 @@ def assert_records_valid(path_or_records) -> list[dict]:
         p = Path(path_or_records)
         if p.is_dir():
             p = p / "results.jsonl"
-        recs = [json.loads(ln) for ln in p.read_text().splitlines() if ln.strip()]
+        recs = [json.loads(ln) for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
         label = str(p)
     else:
         recs, label = list(path_or_records), "records"

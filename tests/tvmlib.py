@@ -40,7 +40,7 @@ def _records(db_dir: Path) -> list:
     p = db_dir / "database_tuning_record.json"
     if not p.is_file():
         return []
-    return [json.loads(ln) for ln in p.read_text().splitlines() if ln.strip()]
+    return [json.loads(ln) for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
 
 
 def _db_dir(tuning_dir: Path) -> Path:

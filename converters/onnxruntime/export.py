@@ -34,7 +34,7 @@ def export_onnx(spec: ModelSpec, cache: Path, opset: int = OPSET) -> Artifact:
         rebuilt = check_cached(path, executed=False)
         if not rebuilt:
             return Artifact("onnx", path=str(path), cached=True,
-                            meta={"exporter": meta_path.read_text().strip(), "opset": opset})
+                            meta={"exporter": meta_path.read_text(encoding="utf-8").strip(), "opset": opset})
     model = spec.build()
     x = torch.randn(2, *spec.input_size)
     tmp = path.with_suffix(".part.onnx")
@@ -62,7 +62,7 @@ def export_onnx(spec: ModelSpec, cache: Path, opset: int = OPSET) -> Artifact:
     _fix_names(tmp)
     os.replace(tmp, path)
     seal(path)
-    meta_path.write_text(exporter + "\n")
+    meta_path.write_text(exporter + "\n", encoding="utf-8")
     meta = {"exporter": exporter, "opset": opset, "export_s": round(convert_s, 3)}
     if rebuilt:
         meta["cache_rebuilt"] = rebuilt

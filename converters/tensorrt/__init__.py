@@ -198,7 +198,7 @@ class TensorRTFP16(Converter):
             data = engine_path.read_bytes()
             rebuilt = check_cached(engine_path, executed=True, data=data)
             if not rebuilt:
-                meta = {**json.loads(meta_path.read_text()), **base_meta, **notes}
+                meta = {**json.loads(meta_path.read_text(encoding="utf-8")), **base_meta, **notes}
                 return Artifact(self.name, path=str(engine_path), cached=True, meta=meta,
                                 obj=data)
             notes["cache_rebuilt"] = rebuilt

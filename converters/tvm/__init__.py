@@ -212,7 +212,7 @@ class TvmConverter(Converter):
             rebuilt = check_cached(so, executed=True)
             if not rebuilt:
                 try:
-                    return so, json.loads(js.read_text()), True
+                    return so, json.loads(js.read_text(encoding="utf-8")), True
                 except ValueError as e:
                     rebuilt = f"{js.name}: unreadable ({e})"
         model = self._model(spec)

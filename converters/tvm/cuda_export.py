@@ -12,6 +12,7 @@ through an assembler ``.incbin`` (large weights make C arrays impractical): see
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import struct
 from pathlib import Path
@@ -77,6 +78,25 @@ def _nvrtc():
     raise ExportError(f"libnvrtc.so.12 not found in {list(pkg.__path__)}: pip install '{NVRTC_PIN}'")
 
 
+@contextlib.contextmanager
+def _thread_locale_kept():
+    """NVRTC 12 switches the calling thread to its own C locale (``uselocale``) and leaves it
+    there: Python's default text encoding on that thread then reads ASCII, and any later
+    ``open()`` without an encoding fails on the first non-ASCII byte (the CI failure of
+    2026-11-25). Put the thread's locale back afterwards."""
+    libc = ctypes.CDLL(None)
+    use = getattr(libc, "uselocale", None)
+    if use is None:                      # no POSIX-2008 per-thread locales here: nothing to keep
+        yield
+        return
+    use.restype, use.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+    before = use(None)                   # NULL: query only
+    try:
+        yield
+    finally:
+        use(before)
+
+
 def nvrtc_version() -> str:
     nv = _nvrtc()
     a, b = ctypes.c_int(), ctypes.c_int()
@@ -86,7 +106,11 @@ def nvrtc_version() -> str:
 
 def nvrtc_compile(source: str, arch: str, fmt: str = "cubin") -> bytes:
     """CUDA C++ -> cubin (``sm_XY``) or PTX (``compute_XY``) with NVRTC 12."""
-    nv = _nvrtc()
+    with _thread_locale_kept():
+        return _nvrtc_compile(_nvrtc(), source, arch, fmt)
+
+
+def _nvrtc_compile(nv, source: str, arch: str, fmt: str) -> bytes:
     num = arch.split("_", 1)[1]
     gpu = f"sm_{num}" if fmt == "cubin" else f"compute_{num}"
     prog = ctypes.c_void_p()
@@ -225,7 +249,7 @@ def make_fpack_imports(arch: str, fmt: str, info: dict):
             f"{sym}:\n"
             f'\t.incbin "{bin_path}"\n'
             f"\t.size {sym}, {len(blob)}\n"
-            '\t.section .note.GNU-stack,"",%progbits\n')
+            '\t.section .note.GNU-stack,"",%progbits\n', encoding="utf-8")
         return str(asm)
 
     return fpack

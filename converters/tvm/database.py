@@ -43,7 +43,7 @@ def read_db_meta(db_dir) -> dict:
     p = Path(db_dir) / DB_META
     if p.is_file():
         try:
-            return json.loads(p.read_text())
+            return json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             return {}
     return {}
@@ -54,12 +54,12 @@ def _records_by_workload(db_dir) -> tuple[list[str], dict[int, list[float]]]:
     p = Path(db_dir)
     hashes = []
     if (p / DB_WORKLOAD).is_file():
-        for line in (p / DB_WORKLOAD).read_text().splitlines():
+        for line in (p / DB_WORKLOAD).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 hashes.append(str(json.loads(line)[0]))
     recs: dict[int, list[float]] = {}
     if (p / DB_RECORDS).is_file():
-        with open(p / DB_RECORDS) as f:
+        with open(p / DB_RECORDS, encoding="utf-8") as f:
             for line in f:
                 if not line.strip():
                     continue
@@ -145,4 +145,5 @@ def record_session(db_dir: Path, session: dict) -> None:
     atomic_write_json(db_dir / DB_META, meta)
     gi = db_dir / ".gitignore"
     if not gi.exists():
-        gi.write_text("# MetaSchedule per-task logs: large, for debugging build errors only\nlogs/\n")
+        gi.write_text("# MetaSchedule per-task logs: large, for debugging build errors only\n"
+                      "logs/\n", encoding="utf-8")

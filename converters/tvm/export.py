@@ -182,7 +182,7 @@ def read_manifest(art_dir) -> dict:
     if not p.is_file():
         raise FileNotFoundError(f"{p} does not exist (expected an artifact written by "
                                 "python -m edgebench.tune --export)")
-    m = json.loads(p.read_text())
+    m = json.loads(p.read_text(encoding="utf-8"))
     if m.get("format") != FORMAT:
         raise ValueError(f"{p}: unknown artifact format {m.get('format')!r}")
     return m

@@ -61,7 +61,7 @@ class PreparedData:
     """Preprocessed images on disk (memory-mapped) with their labels."""
 
     def __init__(self, folder: Path, mean, std):
-        meta = json.loads((folder / "meta.json").read_text())
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         self.folder = folder
         self.meta = meta
         self.images = np.load(folder / "images.npy", mmap_mode="r")
@@ -184,7 +184,7 @@ def prepare_checked(images: ImageList, cfg: dict, cache_dir: Path, workers: int 
             "labels": [images.labels[i] for i in keep],
             "names": [os.path.basename(images.paths[i]) for i in keep],
             "skipped": skipped}
-    (folder / "meta.json.part").write_text(json.dumps(meta))
+    (folder / "meta.json.part").write_text(json.dumps(meta), encoding="utf-8")
     os.replace(folder / "meta.json.part", folder / "meta.json")
     seal(folder / "meta.json")
     return folder, rebuilt

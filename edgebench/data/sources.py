@@ -191,7 +191,8 @@ def check_readable(images: ImageList) -> None:
 
 def bundled_sample() -> ImageList:
     lst = load_folder(str(SAMPLE_DIR))
-    lic = (SAMPLE_DIR / "LICENSE.md").read_text() if (SAMPLE_DIR / "LICENSE.md").exists() else ""
+    lic_path = SAMPLE_DIR / "LICENSE.md"
+    lic = lic_path.read_text(encoding="utf-8") if lic_path.exists() else ""
     return dataclasses.replace(lst, name="sample", license=lic.splitlines()[0] if lic else "")
 
 

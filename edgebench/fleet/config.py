@@ -76,7 +76,7 @@ def load(path: str | Path) -> dict:
     p = Path(path).expanduser()
     if not p.is_file():
         raise ConfigError(f"--config: '{path}' is not a file")
-    text = p.read_text()
+    text = p.read_text(encoding="utf-8")
     try:
         if p.suffix.lower() == ".json":
             return json.loads(text)

@@ -128,7 +128,8 @@ class Driver:
         if log:
             ldir = self.out / "logs" / d.id
             ldir.mkdir(parents=True, exist_ok=True)
-            with open(ldir / f"{rec['model']}__{rec['variant']}__{rec['task']}.log", "a") as f:
+            log_path = ldir / f"{rec['model']}__{rec['variant']}__{rec['task']}.log"
+            with open(log_path, "a", encoding="utf-8") as f:
                 f.write(log)
         colour = {"ok": "green", "skipped": "yellow", "partial": "cyan"}.get(rec["status"], "red")
         self.console.print(f"  [{colour}]{rec['status']:8}[/] " + escape(

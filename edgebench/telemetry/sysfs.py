@@ -125,7 +125,7 @@ def cuda_toolkit_version(root: str = "/") -> str | None:
     in ``gpus[].cuda_driver`` (NVML)."""
     vj = path_in(root, "/usr/local/cuda/version.json")
     if os.path.isfile(vj):
-        with open(vj) as f:
+        with open(vj, encoding="utf-8") as f:
             return json.load(f)["cuda"]["version"]
     vt = path_in(root, "/usr/local/cuda/version.txt")
     if os.path.isfile(vt):
@@ -139,7 +139,7 @@ def _header_version(root: str, patterns: tuple, parse) -> str | None:
     """The version ``parse`` finds in the first header matching ``patterns`` under ``root``."""
     for pat in patterns:
         for path in sorted(glob.glob(path_in(root, pat))):
-            with open(path) as f:
+            with open(path, encoding="utf-8") as f:
                 v = parse(f.read())
             if v:
                 return v

@@ -59,7 +59,7 @@ def branch(name: str) -> int:
         time.sleep(0.05)
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if Path(spy).exists():
-        with open(f"hung-{pid}.txt", "w") as f:
+        with open(f"hung-{pid}.txt", "w", encoding="utf-8") as f:
             subprocess.run([spy, "dump", "--native", "--pid", str(pid)], stdout=f, stderr=f,
                            check=False)
     os.kill(pid, 9)

@@ -10,7 +10,7 @@ from pathlib import Path
 runs = sys.argv[1] if len(sys.argv) > 1 else str(Path(__file__).resolve().parent / "runs")
 for f in sorted(glob.glob(runs + "/check-*/results.jsonl")):
     lat, parity, model = {}, None, None
-    for ln in open(f):
+    for ln in open(f, encoding="utf-8"):
         d = json.loads(ln)
         model = d["model"]
         if d["task"] == "latency" and d["status"] == "ok":

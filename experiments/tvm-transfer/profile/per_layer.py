@@ -52,7 +52,7 @@ for _ in range(200):
     ts.append(time.perf_counter() - t)
 print("ORT wall p50 %.3f ms, fastest %.3f ms" % (np.median(ts) * 1e3, min(ts) * 1e3))
 nodes = collections.defaultdict(list)
-for e in json.load(open(sess.end_profiling())):
+for e in json.load(open(sess.end_profiling(), encoding="utf-8")):
     if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
         nodes[(e["name"][:-12], e["args"].get("op_name"))].append(e["dur"])
 ort_rows = [(n, op, float(np.median(v))) for (n, op), v in nodes.items()]

@@ -36,4 +36,4 @@ for seed in seeds:
         print(json.dumps(row), flush=True)
         res.append(row)
 out.mkdir(parents=True, exist_ok=True)
-json.dump(res, open(out / "ab.json", "w"), indent=1)
+json.dump(res, open(out / "ab.json", "w", encoding="utf-8"), indent=1)
