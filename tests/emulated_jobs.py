@@ -181,14 +181,16 @@ class Lane:
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGTERM first, so that rpc.sh and run.sh can stop what they started; then the
+    suite's own SIGKILL of the group."""
+    from edgebench.process import kill_group
+
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill_group(proc)
 
 
 _lane: Lane | None = None
