@@ -72,6 +72,21 @@ def probe(request: dict, out: Path) -> None:
     atomic_write_json(out, res)
 
 
+def reference_key(cell: Cell, spec, conv) -> str:
+    """The cache key of a model's reference logits: the model and weights, the parity images,
+    and what computed them: the reference variant, its libraries' versions and the machine's
+    architecture. A reference kept from another torch (a venv upgraded between runs) or
+    another machine sharing the cache folder would otherwise be compared with this run's
+    variants as if this run had computed it."""
+    import platform
+
+    versions = {k: v for k, v in conv.versions().items()
+                if not k.endswith("_threads")}     # thread counts do not change the logits
+    return spec.key("reference", Path(cell.inputs.data_folder).name, cell.inputs.parity_images,
+                    cell.run.reference_variant, platform.machine(),
+                    json.dumps(versions, sort_keys=True))
+
+
 def _reference_logits(cell: Cell, spec, data, cache: Path) -> np.ndarray:
     """The reference variant's FP32 CPU logits for the parity images, computed once per
     model/data and cached, so every variant is compared with the very same reference."""
@@ -80,11 +95,11 @@ def _reference_logits(cell: Cell, spec, data, cache: Path) -> np.ndarray:
     from .measure import run_all
 
     inp, prof = cell.inputs, cell.run.prof
-    key = spec.key("reference", Path(inp.data_folder).name, inp.parity_images)
-    path = cache / "reference" / f"{cell.model}-{key}.npy"
+    conv = converters.get(cell.run.reference_variant)
+    path = cache / "reference" / f"{cell.model}-{reference_key(cell, spec, conv)}.npy"
     if path.is_file():
         return np.load(path)
-    ref = converters.get(cell.run.reference_variant).reference_predictor(spec)
+    ref = conv.reference_predictor(spec)
     logits, _, _ = run_all(ref, data, prof["accuracy_batch"], inp.parity_images)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path.with_suffix(".part.npy"), logits)
