@@ -98,6 +98,14 @@ def partial_record(record_path: Path, reason: str) -> dict | None:
     return rec
 
 
+class ServerDied(OSError):
+    """The fork server ended while a cell it had started was running."""
+
+    def __init__(self, message: str, wall_s: float):
+        super().__init__(message)
+        self.wall_s = wall_s
+
+
 class ForkServer:
     """Client of ``python -m edgebench.forkserver`` in interpreter ``python``: runs worker
     argv lists in children forked from one warm parent. ``run`` has ``spawn``'s contract."""
@@ -112,6 +120,7 @@ class ForkServer:
                                          stderr=lf, env=worker_env(extra_env), cwd=REPO_ROOT,
                                          start_new_session=True)
         self._buf = b""
+        self._eof = False        # its stdout closed: the server has ended
         hello = self._read(time.monotonic() + self.READY_TIMEOUT_S)
         if not hello or not hello.get("ready"):
             self.close()
@@ -132,6 +141,7 @@ class ForkServer:
             if ready:
                 chunk = os.read(fd, 65536)
                 if not chunk:
+                    self._eof = True
                     return None
                 self._buf += chunk
         line, self._buf = self._buf.split(b"\n", 1)
@@ -160,6 +170,10 @@ class ForkServer:
             raise
         if ended is None:                    # timed out: kill the cell's whole group
             _killpg(pid)
+            if self._eof:                    # no: the server itself ended, mid-cell
+                raise ServerDied("the fork server ended while this cell ran (the OOM killer "
+                                 "may pick it); the cell was killed with it; server log: "
+                                 f"{log_tail(self.log)}", time.perf_counter() - t)
             self._read(time.monotonic() + 60)
             return None, time.perf_counter() - t
         return ended["returncode"], time.perf_counter() - t

@@ -26,7 +26,7 @@ from typing import Iterable
 from . import store
 from .cell import Cell, ModelInputs, RunSettings, new_record, now_iso
 from .errors import EXIT_CELLS_FAILED, EXIT_OK
-from .process import ForkServer, failure_reason, log_tail, partial_record, spawn
+from .process import ForkServer, ServerDied, failure_reason, log_tail, partial_record, spawn
 
 PROBE_TIMEOUT_S = 300
 
@@ -220,12 +220,15 @@ class Session:
             python = self.pythons.get(cell.variant, sys.executable)
             started = now_iso()
             server = self._server(python)
-            rc = None
+            rc, died = None, ""
             if server is not None:
                 try:
                     rc, wall = server.run([str(cfile), str(rfile)], log, self.cell_timeout,
                                           cell.variant, self._compile_group(cell))
-                except OSError:        # the server itself died (OOM killer?): spawn this cell
+                except ServerDied as e:  # mid-cell: the cell ended with it; said as such
+                    server.close()
+                    died, wall = str(e), e.wall_s
+                except OSError:        # it died before the cell started: spawn this cell
                     server.close()
                     server = None
             if server is None:
@@ -235,7 +238,8 @@ class Session:
                 rec = json.loads(rfile.read_text(encoding="utf-8"))
                 rec["process_s"] = round(max(wall - rec.get("wall_s", 0.0), 0.0), 3)
                 return rec
-            status, reason = failure_reason(rc, self.cell_timeout, log)
+            status, reason = ("failed", died) if died else \
+                failure_reason(rc, self.cell_timeout, log)
             # What it measured before it died (the OOM killer's SIGKILL at a large batch)
             # stays: the throughput search writes its record as it goes.
             part = partial_record(rfile, reason)

@@ -144,6 +144,39 @@ def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):
         assert s._servers[sys.executable] is not first and s._servers[sys.executable].alive()
 
 
+def test_a_fork_server_that_dies_during_a_cell_is_said_not_a_timeout(tmp_path, cache_dir):
+    """The fork server killed while a cell runs (the OOM killer may pick it): that cell's
+    record says the server died, at once, not after --cell-timeout as a timeout; the next
+    cell runs in a new server."""
+    import sys
+    import threading
+    import time
+
+    # 500 ms a call: the latency cell (6 calls at least) is still measuring at the kill
+    with _session(tmp_path, cache_dir, null_sleep_ms=500) as s:
+        s.cell_timeout = 120
+        assert s.run(Cell(TINY, "null", "accuracy"))["status"] == "ok"   # the server is up
+        server = s._servers[sys.executable]
+        log = tmp_path / "logs" / f"{Cell(TINY, 'null', 'latency').slug()}.log"
+        recs = []
+        t = threading.Thread(target=lambda: recs.append(s.run(Cell(TINY, "null", "latency"))))
+        t.start()
+        deadline = time.time() + 60          # the cell is running once its log exists
+        while not log.exists():
+            assert time.time() < deadline, "the cell did not start"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        server.proc.kill()
+        t.join(60)
+        assert not t.is_alive(), "the runner waited on a dead server"
+        (rec,) = recs
+        assert rec["status"] == "failed", rec
+        assert rec["reason"].startswith("the fork server ended while this cell ran"), rec["reason"]
+        assert rec["wall_s"] < 60
+        assert s.run(Cell(TINY, "null", "accuracy"))["status"] == "ok"
+        assert s._servers[sys.executable] is not server
+
+
 def test_a_dead_fork_server_branch_is_replaced(tmp_path, cache_dir):
     """A variant's branch of the fork server killed between cells: the next cell of that
     variant still runs (spawned, then a new server), and nothing raises."""
