@@ -68,7 +68,7 @@ def _import_all(mods) -> list[str]:
         try:
             importlib.import_module(mod)
             done.append(mod)
-        except Exception:  # noqa: BLE001 - the child imports it again and reports the error
+        except Exception:  # noqa: BLE001, S110 - the child imports it again and reports the error
             pass
     return done
 
