@@ -81,7 +81,7 @@ def reference_key(cell: Cell, spec, conv) -> str:
     import platform
 
     versions = {k: v for k, v in conv.versions().items()
-                if not k.endswith("_threads")}     # thread counts do not change the logits
+                if not k.endswith("_threads")}     # a thread count changes the rounding only
     return spec.key("reference", Path(cell.inputs.data_folder).name, cell.inputs.parity_images,
                     cell.run.reference_variant, platform.machine(),
                     json.dumps(versions, sort_keys=True))
