@@ -169,7 +169,8 @@ class PyTorchCompile(PyTorchEager):
         compiled = torch.compile(art.obj, backend="inductor", mode=None if mode == "default" else mode)
         # The first call goes through the predictor that measures later: a tensor made
         # outside inference mode carries another dispatch key set, and dynamo's guard on it
-        # made the first measured batch-1 call compile the graph again (4.6 s for resnet152).
+        # made the first measured batch-1 call compile the graph again (about 5 s for resnet152:
+        # experiments/jit-first-call-recompile).
         TorchPredictor(compiled, _device(spec.options), {})(
             np.zeros((1, *spec.input_size), dtype=np.float32))
         compile_s = time.perf_counter() - t

@@ -15,7 +15,8 @@ def test_the_compile_in_convert_is_the_graph_the_predictor_calls(tmp_path, monke
     """convert compiles with a batch-1 call; the predictor's first batch-1 call must then run
     that graph, not trace and compile a second one. A batch built outside inference mode has
     another dispatch key set than the predictor's, and dynamo's guard on it recompiled every
-    model at its first measured call (4.6 s for resnet152 on the 2-core machine)."""
+    model at its first measured call (about 5 s for resnet152 on the 2-core machine:
+    experiments/jit-first-call-recompile)."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     conv = converters.get("pytorch-compile")
     spec = make_spec(TINY, "random-seed-0")

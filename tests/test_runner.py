@@ -146,8 +146,9 @@ def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):
 
 def test_a_fork_server_that_dies_during_a_cell_is_said_not_a_timeout(tmp_path, cache_dir):
     """The fork server killed while a cell runs (the OOM killer may pick it): that cell's
-    record says the server died, at once, not after --cell-timeout as a timeout; the next
-    cell runs in a new server."""
+    record says the server died. It read as a ``timeout`` ("cell exceeded --cell-timeout"),
+    since the end of the server's pipe was taken for the deadline. The next cell runs in a
+    new server."""
     import sys
     import threading
     import time

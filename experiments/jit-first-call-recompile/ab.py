@@ -21,7 +21,6 @@ import time
 CHILD = r'''
 import json, sys, time
 import numpy as np, torch
-import converters
 from converters.pytorch import TorchPredictor
 from edgebench.model_branch import graphs_compiled
 from edgebench.models import make_spec
