@@ -25,6 +25,17 @@ case ",$EXTRAS," in *,dev,*)
       --target .venv/typestubs tensorrt-stubs==10.13.0.35.1 ;;
 esac
 
+# JetPack 6's system Python is 3.10: a small venv of that interpreter, where one is installed
+# (this project's machines have it under pyenv), lets tests/test_python310.py import and run
+# the suite's pure-Python core on 3.10 (the CLI, every converter module, the fleet config).
+PY310=${EDGEBENCH_PY310:-$(command -v python3.10 || echo /root/.pyenv/versions/3.10.13/bin/python)}
+if [ -x "$PY310" ] && [ ! -x .venv/py310/bin/python ]; then
+  echo "[setup] .venv/py310: $("$PY310" --version) for the Python 3.10 checks"
+  ("$PY310" -m venv .venv/py310 && .venv/py310/bin/python -m pip install -q \
+      "tomli==2.5.0" "numpy>=1.26,<3" "rich==15.0.0" "psutil==7.2.2") \
+    || { echo "[setup] warning: no Python 3.10 venv; tests/test_python310.py will skip its run"; rm -rf .venv/py310; }
+fi
+
 # Optional: the aarch64 cross compiler lets `edgebench.tune --target jetson-agx-orin --export`
 # build the Orin's shared library on this machine. Without it that export is skipped with a reason.
 if [ "${EDGEBENCH_NO_APT:-0}" != "1" ] && ! command -v aarch64-linux-gnu-g++ >/dev/null 2>&1; then

@@ -85,3 +85,13 @@ def physical_cores() -> int:
         return psutil.cpu_count(logical=False) or os.cpu_count() or 1
     except ImportError:  # pragma: no cover - psutil is a core dependency
         return os.cpu_count() or 1
+
+
+def load_toml(text: str) -> dict:
+    """Parse TOML text. ``tomllib`` is Python >= 3.11; JetPack 6's system Python is 3.10,
+    where its backport ``tomli`` (same API, pinned for Python < 3.11) takes its place."""
+    try:
+        import tomllib  # novermin: 3.11+, with tomli below for 3.10
+    except ModuleNotFoundError:       # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads(text)

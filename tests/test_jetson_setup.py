@@ -211,9 +211,9 @@ def test_setup_override_for_an_unknown_release(tmp_path):
 # ----------------------------------------------------------------------------- pins
 
 def _pyproject_pins() -> dict:
-    import tomllib
+    from edgebench.util import load_toml
 
-    proj = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    proj = load_toml((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     reqs = list(proj["dependencies"])
     for extra in proj["optional-dependencies"].values():
         reqs += extra

@@ -312,13 +312,18 @@ def test_runner_gives_gather_kernels_valid_indices():
     from tvm.s_tir import meta_schedule as ms
 
     from converters.tvm import runner, targets
+    from converters.tvm.tuning import TuneConfig
 
     table = te.placeholder((169, 3), "float32", name="table")
     index = te.placeholder((2401,), "int64", name="index")
     mod = tvm.IRModule({"main": te.create_prim_func(
         [table, index, topi.take(table, index, axis=0, mode="fast")])})
     target, _ = targets.resolve_target("host")
-    [built] = ms.builder.LocalBuilder(max_workers=1).build([ms.builder.BuilderInput(mod, target)])
+    # The project's builder (its timeout and its light build function): MetaSchedule's
+    # default LocalBuilder gives a fresh worker 30 s, and that worker's imports alone take
+    # 17-25 s here, so a slow day failed this test with "LocalBuilder: Timeout".
+    builder = runner.make_builder(TuneConfig(builder_workers=1))
+    [built] = builder.build([ms.builder.BuilderInput(mod, target)])
     assert built.error_msg is None, built.error_msg
     args = ms.arg_info.ArgInfo.from_prim_func(mod["main"])
 

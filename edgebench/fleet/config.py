@@ -18,6 +18,8 @@ import json
 import re
 from pathlib import Path
 
+from ..util import load_toml
+
 DEVICE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 # key -> (accepted types, what it means); the same keys are accepted at the top level
@@ -80,10 +82,8 @@ def load(path: str | Path) -> dict:
     try:
         if p.suffix.lower() == ".json":
             return json.loads(text)
-        import tomllib
-
-        return tomllib.loads(text)
-    except (ValueError, json.JSONDecodeError) as e:   # tomllib.TOMLDecodeError is a ValueError
+        return load_toml(text)
+    except (ValueError, json.JSONDecodeError) as e:   # TOMLDecodeError is a ValueError
         raise ConfigError(f"--config {path}: cannot parse: {e}") from None
 
 
