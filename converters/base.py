@@ -134,6 +134,10 @@ class Converter:
     # False: an opt-in variant, run only when named in --variants (the default run is every
     # variant with this True; converters.default_names()).
     in_default_run: bool = True
+    # True for a post-training-quantized variant: the run prepares a calibration set for it
+    # (edgebench.data.calibration), disjoint from the evaluation images, and hands it over in
+    # ModelSpec.options["int8_calibration"].
+    needs_calibration: bool = False
 
     def available(self, options: dict | None = None) -> Availability:
         """Can this variant run on this machine (probe for real; never assume)?"""

@@ -45,6 +45,10 @@ class ModelInputs:
     std: tuple = ()
     parity_images: int = 0
     data_info: dict | None = None
+    # INT8 calibration set, prepared with the model's preprocessing, when a planned variant
+    # needs one: folder, mean, std, n, method, sha256 (of the preprocessed images), source,
+    # files_sha256 (of the file list) -- converters.onnxruntime.quantize reads it.
+    calibration: dict | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Cell:
     equivalent: bool | None = None      # did this variant pass parity? None: not checked
     equivalence: str = ""               # why (the parity criterion or the reason it was not run)
     reference_sweep: list | None = None  # the reference variant's throughput by_batch (BSR)
+    int8_cost: dict | None = None       # an INT8 variant's accuracy cost, from its parity cell
 
     def slug(self) -> str:
         return f"{self.model}__{self.variant}__{self.task}"

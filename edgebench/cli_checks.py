@@ -14,7 +14,8 @@ from .errors import UsageError, check_out_dir
 # them under "config"), so one run directory never mixes two kinds of measurement. Models,
 # variants, tasks, the cell timeout and the cache may change between sessions.
 RESUME_SAME = ("profile", "data", "labels", "max_images", "weights", "seed", "parity_atol",
-               "parity_min_top1", "parity_reduced_min_top1", "parity_reduced_min_top5")
+               "parity_min_top1", "parity_reduced_min_top1", "parity_reduced_min_top5",
+               "parity_int8_min_top1", "parity_int8_min_cosine")
 
 
 def _check_numbers(args) -> None:
@@ -33,7 +34,8 @@ def _check_numbers(args) -> None:
                          "(an interpreter with numpy needs more)")
     if not args.parity_atol >= 0:
         bad("--parity-atol", args.parity_atol, "must be >= 0")
-    for flag in ("--parity-min-top1", "--parity-reduced-min-top1", "--parity-reduced-min-top5"):
+    for flag in ("--parity-min-top1", "--parity-reduced-min-top1", "--parity-reduced-min-top5",
+                 "--parity-int8-min-top1", "--parity-int8-min-cosine"):
         v = getattr(args, flag[2:].replace("-", "_"))
         if not 0 <= v <= 1:
             bad(flag, v, "an agreement is a fraction in [0, 1]")
@@ -151,6 +153,7 @@ def validate(args) -> dict:
         check_readable(images)
     except DataError as e:
         raise UsageError(str(e)) from None
+    calibration = _calibration(args, variants, images)
     weights_policy = args.weights
     try:
         if weights_policy == "pretrained":
@@ -160,4 +163,28 @@ def validate(args) -> dict:
             check_checkpoint(weights_policy, args.models)
     except ModelError as e:
         raise UsageError(str(e)) from None
-    return {"variants": variants, "images": images, "pythons": pythons}
+    return {"variants": variants, "images": images, "pythons": pythons,
+            "calibration": calibration}
+
+
+def _calibration(args, variants: list[str], images):
+    """The INT8 calibration images when a planned variant needs them (None otherwise),
+    disjoint from the images this run evaluates (edgebench.data.calibration)."""
+    import converters
+
+    from .data import DataError
+    from .data.calibration import choose
+    from .profiles import PROFILES
+
+    count = getattr(args, "int8_calib_images", None)
+    if count is not None and count < 1:
+        raise UsageError(f"--int8-calib-images {count}: calibrate on at least 1 image")
+    if not any(converters.get(v).needs_calibration for v in variants):
+        return None
+    prof = PROFILES[args.profile]
+    evaluated = images.limit((args.max_images or prof["max_images"]) if args.data else None)
+    try:
+        return choose(evaluated, images, bool(args.data), getattr(args, "int8_calib_data", None),
+                      count, prof["int8_calib_images"])
+    except DataError as e:
+        raise UsageError(str(e)) from None

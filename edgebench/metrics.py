@@ -47,6 +47,7 @@ def parity(ref: np.ndarray, out: np.ndarray) -> dict:
         "max_abs_diff": float(diff.max()),
         "mean_abs_diff": float(diff.mean()),
         "cosine_min": float(cos.min()),
+        "cosine_mean": float(cos.mean()),
         "ref_logit_absmax": ref_absmax,
         # Scale-free: random-weight models can have tiny logits that pass any absolute atol.
         "max_rel_diff": float(diff.max() / max(ref_absmax, 1e-30)),
@@ -57,12 +58,19 @@ def parity(ref: np.ndarray, out: np.ndarray) -> dict:
 
 # The parity thresholds when nobody says otherwise (the CLI's --parity-* defaults).
 PARITY_DEFAULTS = {"fp32_atol": 1e-3, "fp32_min_top1": 1.0,
-                   "reduced_min_top1": 0.95, "reduced_min_top5": 0.80}
+                   "reduced_min_top1": 0.95, "reduced_min_top5": 0.80,
+                   "int8_min_top1": 0.90, "int8_min_cosine": 0.95}
 
 
 def parity_verdict(p: dict, precision: str, thresholds: dict) -> tuple[bool, str]:
     """FP32: max_abs_diff <= atol and top-1 agreement >= min_top1 (1.0 by default).
-    Reduced precision: judged on top-k agreement only."""
+    FP16: judged on top-k agreement only.
+    INT8 (post-training quantized): top-1 agreement >= int8_min_top1 (0.90) and the mean
+    cosine similarity of the logit vectors >= int8_min_cosine (0.95). Quantization moves
+    logits by design, so no logit tolerance applies; the cosine catches a broken model (wrong
+    scales or layout) whose arg-max still agrees (a model that predicts one class for every
+    image agrees trivially). What INT8 costs in accuracy is judged apart, by MLPerf's 99% rule
+    (``int8_cost``)."""
     thresholds = {**PARITY_DEFAULTS, **thresholds}
     if p["non_finite"]:
         return False, f"{p['non_finite']} non-finite logits"
@@ -71,6 +79,12 @@ def parity_verdict(p: dict, precision: str, thresholds: dict) -> tuple[bool, str
         ok = p["max_abs_diff"] <= atol and p["top1_agreement"] >= need
         return ok, (f"fp32: max_abs_diff {p['max_abs_diff']:.3g} (<= {atol:g}), "
                     f"top1_agreement {p['top1_agreement']:.4f} (>= {need:g})")
+    if precision == "int8":
+        n1, cmin = thresholds["int8_min_top1"], thresholds["int8_min_cosine"]
+        cos = p.get("cosine_mean", p["cosine_min"])
+        ok = p["top1_agreement"] >= n1 and cos >= cmin
+        return ok, (f"int8: top1_agreement {p['top1_agreement']:.4f} (>= {n1:g}), "
+                    f"cosine_mean {cos:.4f} (>= {cmin:g})")
     n1, n5 = thresholds["reduced_min_top1"], thresholds["reduced_min_top5"]
     ok = p["top1_agreement"] >= n1 and p["top5_agreement"] >= n5
     return ok, (f"{precision}: top1_agreement {p['top1_agreement']:.4f} (>= {n1:g}), "
@@ -89,3 +103,37 @@ def batch_scaling(by_batch: list[dict], ref_by_batch: list[dict] | None = None) 
         ra = ref_ase.get(b)
         r["bsr"] = round(r["ase"] / ra, 4) if (r["ase"] and ra) else None
     return by_batch
+
+
+MLPERF_KEEP = 0.99      # MLPerf's closed division: a quantized model keeps >= 99% of FP32's top-1
+
+
+def int8_cost(ref: np.ndarray, out: np.ndarray, labels: np.ndarray, labels_real: bool,
+              why_not_real: str = "") -> dict:
+    """What INT8 costs against the FP32 reference on the same images: top-1/top-5 of both
+    and their deltas (INT8 minus FP32, in points), the top-1 agreement, and MLPerf's rule
+    as a verdict ("pass"/"fail") where the labels (and weights) are real, else null with
+    the reason."""
+    labels = np.asarray(labels)
+    n = min(len(ref), len(out), len(labels))
+    ref, out, labels = ref[:n], out[:n], labels[:n]
+    cost = {"n_images": int(n),
+            "top1_agreement": float((ref.argmax(1) == out.argmax(1)).mean()) if n else None}
+    known = labels >= 0
+    if n and known.any():
+        r, o, y = ref[known], out[known], labels[known]
+        f1, f5 = topk_correct(r, y, 1).mean() * 100, topk_correct(r, y, 5).mean() * 100
+        q1, q5 = topk_correct(o, y, 1).mean() * 100, topk_correct(o, y, 5).mean() * 100
+        cost.update(fp32_top1=round(float(f1), 4), int8_top1=round(float(q1), 4),
+                    top1_delta=round(float(q1 - f1), 4), fp32_top5=round(float(f5), 4),
+                    int8_top5=round(float(q5), 4), top5_delta=round(float(q5 - f5), 4))
+    if labels_real and "fp32_top1" in cost and cost["fp32_top1"] > 0:
+        kept = cost["int8_top1"] / cost["fp32_top1"]
+        cost["top1_kept"] = round(float(kept), 5)
+        cost["mlperf_99"] = "pass" if kept >= MLPERF_KEEP else "fail"
+        cost["mlperf_99_reason"] = (f"INT8 keeps {kept:.2%} of FP32's top-1 "
+                                    f"({'>=' if kept >= MLPERF_KEEP else '<'} 99%)")
+    else:
+        cost["mlperf_99"] = None
+        cost["mlperf_99_reason"] = why_not_real or "no labelled images"
+    return cost

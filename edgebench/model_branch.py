@@ -80,7 +80,8 @@ def spec_for(cell: Cell):
     # The profile's largest batch sizes the variants that fix it at build time (TensorRT).
     return make_spec(cell.model, cell.inputs.weights,
                      {"max_batch": run.prof["throughput"]["max_batch"],
-                      "accuracy_batch": run.prof["accuracy_batch"], **run.options})
+                      "accuracy_batch": run.prof["accuracy_batch"], **run.options,
+                      "int8_calibration": cell.inputs.calibration})
 
 
 def prepare(cell_json: str) -> Prepared | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 PROFILES: dict[str, dict] = {
     "quick": {
         "max_images": 256,          # accuracy/parity images when --data is given
+        "int8_calib_images": 128,   # INT8 calibration images (at most; edgebench.data.calibration)
         "accuracy_batch": 8,
         "pass_budget_s": 45.0,      # accuracy/parity stop after this (status partial)
         "latency": {"warmup": 3, "min_count": 20, "min_s": 2.0, "max_s": 15.0},
@@ -18,6 +19,7 @@ PROFILES: dict[str, dict] = {
     },
     "smoke": {
         "max_images": 16,
+        "int8_calib_images": 16,
         "accuracy_batch": 8,
         "pass_budget_s": 45.0,      # parity and accuracy are the quick profile's
         "latency": {"warmup": 1, "min_count": 5, "min_s": 0.2, "max_s": 5.0},
@@ -28,6 +30,7 @@ PROFILES: dict[str, dict] = {
     },
     "paper": {
         "max_images": None,         # the whole dataset
+        "int8_calib_images": 500,   # MLPerf's calibration list is 500 images
         "accuracy_batch": 32,
         "pass_budget_s": None,
         "latency": {"warmup": 20, "min_count": 1000, "min_s": 30.0, "max_s": 600.0},

@@ -133,10 +133,13 @@ class Session:
 
     # -- once per model --------------------------------------------------------------------
     def prepare(self, model: str, images, weights_policy: str, seed: int,
-                prior: dict | None = None, progress=None) -> tuple[dict, list[str]]:
+                prior: dict | None = None, progress=None,
+                calibration=None) -> tuple[dict, list[str]]:
         """Weights and the preprocessed data folder for ``model``. Returns (model_info for
         run.json, warnings); ``prior`` (the model's entry in run.json on --resume) keeps the
-        weights the run started with. Raises ModelError (weights) or ValueError (no image)."""
+        weights the run started with. ``calibration``: the INT8 calibration images
+        (``edgebench.data.calibration.choose``), preprocessed here like the data.
+        Raises ModelError (weights) or ValueError (no image)."""
         from .data import prepare_checked
         from .models import data_config, resolve_weights
 
@@ -161,12 +164,34 @@ class Session:
                 "skipped_images": dmeta["skipped"]}
         if rebuilt:   # the cached images failed their sha256 check: every record says so
             data_info["cache_rebuilt"] = info["data_cache_rebuilt"] = rebuilt
+        calib = None
+        if calibration is not None:
+            calib = self._calibration(calibration, cfg, progress)
+            info["int8_calibration"] = {k: v for k, v in calib.items()
+                                        if k not in ("folder", "mean", "std")}
         self.inputs[model] = ModelInputs(
             weights=weights, weights_note=note, data_folder=str(folder),
             mean=tuple(cfg["mean"]), std=tuple(cfg["std"]), parity_images=n_ready,
-            data_info=data_info)
+            data_info=data_info, calibration=calib)
         self.timings["prepare_s"] += round(time.perf_counter() - t, 3)
         return info, [str(w.message) for w in caught]
+
+    def _calibration(self, images, cfg: dict, progress=None) -> dict:
+        """The calibration images preprocessed with the model's own transform, and the facts
+        every INT8 record carries about them."""
+        from converters.onnxruntime.quantize import DEFAULT_CALIB_METHOD, calibration_set_hash
+
+        from .data import prepare_checked
+        from .data.calibration import files_hash
+
+        folder, _ = prepare_checked(images, cfg, Path(self.settings.cache_dir), progress=progress)
+        n = len(json.loads((folder / "meta.json").read_text(encoding="utf-8"))["labels"])
+        if n == 0:
+            raise ValueError(f"no readable calibration images in {images.root}")
+        method = self.settings.options.get("int8_calib_method") or DEFAULT_CALIB_METHOD
+        return {"folder": str(folder), "mean": list(cfg["mean"]), "std": list(cfg["std"]),
+                "n": n, "method": method, "sha256": calibration_set_hash(str(folder)),
+                "source": images.name, "root": images.root, "files_sha256": files_hash(images)}
 
     # -- once per cell ---------------------------------------------------------------------
     def fill(self, cell: Cell) -> Cell:
@@ -176,10 +201,12 @@ class Session:
         filled = cell.with_(run=self.settings, inputs=self.inputs.get(cell.model))
         if cell.task == "parity":
             return filled
+        cost = None
         if cell.variant == ref:
             eq, why = True, "the reference"
         else:
             p = self._latest(cell.model, cell.variant, "parity")
+            cost = (p or {}).get("int8_cost")
             if p is None or p["status"] not in ("ok", "failed", "partial"):
                 eq, why = None, "parity not run"
             else:
@@ -188,7 +215,8 @@ class Session:
         if cell.task == "throughput" and cell.variant != ref:
             r = self._latest(cell.model, ref, "throughput")
             sweep = r.get("by_batch") if r else None
-        return filled.with_(equivalent=eq, equivalence=why, reference_sweep=sweep)
+        return filled.with_(equivalent=eq, equivalence=why, reference_sweep=sweep,
+                            int8_cost=cost)
 
     def _latest(self, model: str, variant: str, task: str) -> dict | None:
         return store.find(self.records, model, variant, task, self.settings.device_id)

@@ -93,7 +93,35 @@ def device() -> dict:
     if emu:
         out["name"] = f"{out['name']} (emulated)"
         out["emulated"] = emu
+    out["cpu_int8"] = cpu_int8()
     return out
+
+
+# The CPU's INT8 dot-product instructions, best first, as /proc/cpuinfo names them: what
+# ONNX Runtime's INT8 kernels (MLAS) can use. x86: AMX tiles, AVX-512 VNNI, AVX-VNNI, else
+# AVX2's multiply-add (no INT8 dot product: the INT8 speed-up is small there). aarch64:
+# i8mm (SMMLA) and the dot product (SDOT, "asimddp").
+_INT8_FLAGS = (("amx_int8", "AMX"), ("avx512_vnni", "AVX-512 VNNI"), ("avx_vnni", "AVX-VNNI"),
+               ("i8mm", "I8MM"), ("asimddp", "DOTPROD"), ("avx2", "AVX2"))
+
+
+def cpu_int8(cpuinfo: str | None = None) -> dict:
+    """{"best": "AMX" | "AVX-512 VNNI" | "AVX-VNNI" | "AVX2 only" | "I8MM" | "DOTPROD" |
+    "none found", "flags": [the INT8-relevant flags present]} from /proc/cpuinfo's flags
+    (x86) or Features (aarch64) line."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return {"best": "unknown", "flags": [], "reason": "no /proc/cpuinfo"}
+    flags: set[str] = set()
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            flags |= set(value.split())
+    present = [f for f, _ in _INT8_FLAGS if f in flags]
+    best = next((name for f, name in _INT8_FLAGS if f in flags), "none found")
+    return {"best": "AVX2 only" if best == "AVX2" else best, "flags": present}
 
 
 def machine() -> dict:

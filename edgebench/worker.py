@@ -120,12 +120,25 @@ def _parity(cell: Cell, predictor, precision: str, spec, data, cache: Path):
     ok, why = metrics.parity_verdict(p, precision, cell.run.parity_thresholds)
     p["precision"] = precision
     p["criterion"] = why
+    if precision == "int8":
+        p["int8_cost"] = metrics.int8_cost(ref, out, data.labels, *_labels_real(cell))
     if not ok:
         return "failed", p, f"parity failed: {why}"
     if len(out) < len(ref):
         return "partial", p, (f"{len(out)} of {len(ref)} images within the "
                               f"{prof['pass_budget_s']:g} s budget of this profile")
     return "ok", p, ""
+
+
+def _labels_real(cell: Cell) -> tuple[bool, str]:
+    """Can top-1 against the labels say anything here? Not with seeded random weights, and
+    not on the bundled sample (its labels are our reading of 16 crops of 4 photos)."""
+    inp = cell.inputs
+    if str(inp.weights).startswith("random-seed-"):
+        return False, f"random weights ({inp.weights}): top-1 against labels means nothing"
+    if (inp.data_info or {}).get("source") == "sample":
+        return False, "the bundled 16-image sample is not an accuracy benchmark"
+    return True, ""
 
 
 def _device_hooks(device: dict):
@@ -249,6 +262,8 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
                                **(prepared.meta() if prepared is not None else {})}
         if cell.task != "parity":
             rec["equivalent"], rec["equivalence"] = cell.equivalent, cell.equivalence
+            if cell.int8_cost is not None:    # what this INT8 model costs (its parity cell)
+                rec["int8_cost"] = cell.int8_cost
         monitor.measure_idle(run.prof["idle_s"])
         t = time.perf_counter()
         status, fields, reason = _measure(cell, conv, predictor, spec, data, cache, monitor,

@@ -49,15 +49,17 @@ from converters.base import Artifact, Availability, Converter, ModelSpec, Predic
 
 from .export import INPUT_NAME, OPSET, OUTPUT_NAME, export_onnx
 from .predictor import OrtPredictor
+from .quantize import CALIB_METHODS, DEFAULT_CALIB_METHOD, qdq_model
 from .providers import (CPU_EP, CUDA_EP, DISABLE_CPU_FALLBACK, GPU_EPS, RECORD_ASSIGNMENT,
                         TRT_EP, TRT_OPT_BATCH, OrtProviderConfig, _requested, provider_config,
                         tf32_note, trt_cache_dirs, trt_profile)
 from .session import (CpuFallbackRefused, _assignment, _effective_options, _node_list,
                       create_session, describe_session_options, not_loaded, session_options)
 
-__all__ = ["CPU_EP", "CUDA_EP", "DISABLE_CPU_FALLBACK", "GPU_EPS", "INPUT_NAME", "OPSET",
+__all__ = ["CALIB_METHODS", "CPU_EP", "CUDA_EP", "DISABLE_CPU_FALLBACK", "GPU_EPS", "INPUT_NAME", "OPSET",
            "OUTPUT_NAME", "RECORD_ASSIGNMENT", "TRT_EP", "TRT_OPT_BATCH", "CpuFallbackRefused",
-           "OnnxRuntimeConverter", "OnnxRuntimeTensorRT", "OrtPredictor", "OrtProviderConfig",
+           "OnnxRuntimeConverter", "OnnxRuntimeInt8", "OnnxRuntimeTensorRT",
+           "OnnxRuntimeTensorRTInt8", "OrtPredictor", "OrtProviderConfig",
            "create_session", "describe_session_options", "export_onnx", "provider_config",
            "session_options", "tf32_note", "trt_cache_dirs", "trt_profile"]
 
@@ -182,3 +184,64 @@ class OnnxRuntimeTensorRT(OnnxRuntimeConverter):
 
     def _providers(self, options: dict | None) -> list[str]:
         return [TRT_EP, CUDA_EP]
+
+
+# The INT8 family's options (edgebench.data.calibration says where the images come from).
+INT8_OPTIONS = (
+    ("--int8-calib-images", {"type": int, "default": None, "metavar": "N",
+                             "help": "INT8 calibration images. Default: the profile's "
+                                     "(quick 128, smoke 16, paper 500) or as many as there are. "
+                                     "They never overlap the evaluated images: from "
+                                     "--int8-calib-data, else the images of --data this run does "
+                                     "not evaluate, else the bundled datasets/calibration/"}),
+    ("--int8-calib-method", {"choices": list(CALIB_METHODS), "default": None,
+                             "help": f"INT8 calibration method (default {DEFAULT_CALIB_METHOD}: "
+                                     "TensorRT's own calibrator and Model Optimizer's default)"}),
+    ("--int8-calib-data", {"default": None, "metavar": "PATH",
+                           "help": "a folder of calibration images (any layout), e.g. MLPerf's "
+                                   "calibration list from ImageNet train; needed with "
+                                   "--profile paper --data, which evaluates every image"}),
+    ("--int8-exclude", {"nargs": "+", "default": None, "metavar": "NODE",
+                        "help": "ONNX node names kept in FP32 (the report's per-layer drift table "
+                                "names the candidates); 'none' also drops the default rules "
+                                "(few-channel and small depthwise convolutions stay FP32)"}),
+)
+
+
+@register
+class OnnxRuntimeInt8(OnnxRuntimeConverter):
+    """The calibrated QDQ model (``quantize.qdq_model``) on ONNX Runtime's CPU provider, whose
+    QLinearConv/QGemm kernels are real INT8 (VNNI, AMX or AVX2 on x86; ARM's dot-product
+    instructions on aarch64)."""
+
+    name = "onnxruntime-int8"
+    precision = "int8"
+    description = ("ONNX Runtime INT8 on the CPU: the calibrated QDQ model (symmetric INT8, "
+                   "per-channel weights) made from the ONNX export")
+    cli_options = INT8_OPTIONS
+    needs_calibration = True
+
+    def _providers(self, options: dict | None) -> list[str]:
+        return [CPU_EP]
+
+    def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
+        art = qdq_model(spec, cache)
+        art.variant = self.name
+        return art
+
+
+@register
+class OnnxRuntimeTensorRTInt8(OnnxRuntimeTensorRT):
+    """ONNX Runtime's TensorRT EP on the same QDQ model: INT8 where the Q/DQ nodes say,
+    FP16 elsewhere (CUDA EP for the nodes TensorRT does not take)."""
+
+    name = "onnxruntime-trt-int8"
+    precision = "int8"
+    description = ("ONNX Runtime, TensorRT execution provider in INT8 on the calibrated QDQ "
+                   "model (FP16 for unquantized layers)")
+    needs_calibration = True
+
+    def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
+        art = qdq_model(spec, cache)
+        art.variant = self.name
+        return art

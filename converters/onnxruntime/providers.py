@@ -80,10 +80,12 @@ def provider_config(providers: list[str], cache_dir, precision: str = "fp32", *,
                     opt_batch: int = TRT_OPT_BATCH, allow_cpu_fallback: bool = False,
                     ort_version: str = "") -> OrtProviderConfig:
     """The execution providers with their options, and the session config entries, for a
-    session on ``providers`` (priority order) of a ``precision`` ("fp32"/"fp16") variant.
+    session on ``providers`` (priority order) of a ``precision`` ("fp32"/"fp16"/"int8") variant.
 
     - CUDA EP, FP32: ``use_tf32=0`` (ORT's default is 1: TF32 on Ampere and newer).
-    - TensorRT EP: ``trt_fp16_enable`` as the precision says; engine cache and timing cache on,
+    - TensorRT EP: ``trt_fp16_enable`` as the precision says (INT8: a QDQ model, explicit
+      quantization, so ``trt_int8_enable`` with FP16 on for the layers left unquantized, as
+      weakly typed TensorRT 10 needs, and no calibration table); engine cache and timing cache on,
       in ``trt_cache_dirs(cache_dir, ...)``; the batch profile when ``input_shape`` and
       ``max_batch`` are given. FP32: ``NVIDIA_TF32_OVERRIDE=0`` in ``env`` (the TensorRT EP has
       no use_tf32 option; TensorRT reads the variable when it builds an engine).
@@ -94,8 +96,8 @@ def provider_config(providers: list[str], cache_dir, precision: str = "fp32", *,
     - CPU EP only: no session config entry at all (the refusal is meaningless there, and ORT
       rejects it beside an explicit CPU EP).
     Pure: touches no file and imports nothing (the caller creates the cache folders)."""
-    if precision not in ("fp32", "fp16"):
-        raise ValueError(f"precision must be 'fp32' or 'fp16', not {precision!r}")
+    if precision not in ("fp32", "fp16", "int8"):
+        raise ValueError(f"precision must be 'fp32', 'fp16' or 'int8', not {precision!r}")
     names = list(dict.fromkeys(providers))
     if not names:
         raise ValueError("no execution provider requested")
@@ -110,9 +112,11 @@ def provider_config(providers: list[str], cache_dir, precision: str = "fp32", *,
             opts["use_tf32"] = "0"
         elif name == TRT_EP:
             engines, timing = trt_cache_dirs(cache_dir, engine_key, precision, ort_version)
-            opts = {"trt_fp16_enable": "True" if precision == "fp16" else "False",
+            opts = {"trt_fp16_enable": "True" if precision in ("fp16", "int8") else "False",
                     "trt_engine_cache_enable": "True", "trt_engine_cache_path": str(engines),
                     "trt_timing_cache_enable": "True", "trt_timing_cache_path": str(timing)}
+            if precision == "int8":
+                opts["trt_int8_enable"] = "True"      # scales come from the Q/DQ nodes
             if input_shape and max_batch:
                 opts.update(trt_profile(input_shape, max_batch, opt_batch))
             if precision == "fp32":

@@ -75,7 +75,9 @@ class TensorRTFP16(Converter):
         ("--trt-workspace-mb", {"type": int, "default": None, "metavar": "MB",
                                 "help": "TensorRT builder workspace limit (default: TensorRT's)"}),
         ("--trt-fp16-mode", {"choices": ["auto", "flag", "onnx"], "default": None,
-                             "help": "how FP16 is requested: BuilderFlag.FP16 (flag, TensorRT <= 10), "
+                             "help": "tensorrt-fp16 only (tensorrt-int8 ignores it: its QDQ "
+                                     "network's precision is fixed per TensorRT version): how "
+                                     "FP16 is requested: BuilderFlag.FP16 (flag, TensorRT <= 10), "
                                      "an FP16 ONNX on a strongly typed network (onnx, TensorRT >= 9; "
                                      "the only way on 11), or auto (flag where it exists)"}),
         ("--trt-cuda-graph", {"action": "store_true",
@@ -120,7 +122,7 @@ class TensorRTFP16(Converter):
         version = trt.__version__
         try:
             opts = variant_options(options)
-            plan = plan_for(version, opts["fp16_mode"])
+            plan = plan_for(version, opts["fp16_mode"], self.precision)
         except ValueError as e:
             return Availability.no(str(e), tensorrt=version)
         if opts["dla_core"] is not None and plan.no_dla:
@@ -145,47 +147,73 @@ class TensorRTFP16(Converter):
         if opts["dla_core"] is not None and opts["dla_core"] >= n_dla:
             return Availability.no(f"--trt-dla-core {opts['dla_core']}: this device has {n_dla} "
                                    "DLA core(s) (Builder.num_DLA_cores)", tensorrt=version)
-        if plan.fp16_via == "fp16_onnx":
+        missing = self._source_missing(plan)
+        if missing:
+            return Availability.no(missing, tensorrt=version)
+        name, cc = device_identity()
+        return Availability.yes(tensorrt=version, gpu=name, compute_capability=cc,
+                                fp16_via=plan.fp16_via, io_api=plan.io_api, dla_cores=n_dla,
+                                **self._plan_facts(plan))
+
+    # -- what differs between the FP16 and INT8 variants (TensorRTINT8 overrides these) ------
+    def _source_missing(self, plan: TrtPlan) -> str:
+        """Why the ONNX this variant's network is parsed from cannot be made here ("" = can)."""
+        if plan.network_source == "fp16_onnx":
             try:
                 import onnxconverter_common  # noqa: F401
             except ImportError as e:
-                return Availability.no(f"TensorRT {version} needs an FP16 ONNX and {e}: "
-                                       "pip install 'edgebench[tensorrt]'", tensorrt=version)
-        name, cc = device_identity()
-        return Availability.yes(tensorrt=version, gpu=name, compute_capability=cc,
-                                fp16_via=plan.fp16_via, io_api=plan.io_api, dla_cores=n_dla)
+                return (f"TensorRT {'.'.join(map(str, plan.version))} needs an FP16 ONNX and "
+                        f"{e}: pip install 'edgebench[tensorrt]'")
+        return ""
+
+    def _plan_facts(self, plan: TrtPlan) -> dict:
+        """Plan facts for run.json (``available``) and the record, beyond ``fp16_via``."""
+        return {}
+
+    def _source_onnx(self, spec: ModelSpec, cache: Path) -> Artifact:
+        """The ONNX the network is parsed from: the shared FP32 export."""
+        from converters.onnxruntime import export_onnx
+
+        return export_onnx(spec, cache)
+
+    def _source_meta(self, spec: ModelSpec, source: Artifact) -> dict:
+        """What the record says about that ONNX, besides its path and sha256."""
+        return {"onnx_exporter": source.meta.get("exporter")}
+
+    def _source_timing(self, source: Artifact) -> dict:
+        """The source ONNX's own timing, recorded next to a fresh build's convert_s."""
+        return {"onnx_export_s": source.meta.get("export_s")}
 
     def _settings(self, spec: ModelSpec, version: str) -> tuple[TrtPlan, dict, dict]:
         """(plan, options, builder settings) for this spec on this TensorRT: pure, so
         convert() and load() agree on the engine and the batch sizes it serves."""
         opts = variant_options(spec.options)
-        plan = plan_for(version, opts["fp16_mode"])
+        plan = plan_for(version, opts["fp16_mode"], self.precision)
         settings = builder_settings(opts, measured_batches(spec.options), plan,
                                     spec.input_size, self.precision)
         return plan, opts, settings
 
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
-        from converters.onnxruntime import export_onnx
-
         trt = trt_module()
         try:
             plan, _, settings = self._settings(spec, trt.__version__)
         except ValueError as e:
             raise SkipVariant(str(e)) from e
-        onnx_art = export_onnx(spec, cache)
+        onnx_art = self._source_onnx(spec, cache)
         onnx_sha = onnx_art.sha256() or ""
         gpu, cc = device_identity()
         key = engine_cache_key(spec.key(), onnx_sha, trt.__version__, gpu, cc,
-                               engine_fields(settings), plan.fp16_via)
+                               engine_fields(settings), plan.fp16_via, plan.precision)
         folder = Path(cache) / "tensorrt"
         folder.mkdir(parents=True, exist_ok=True)
-        engine_path = folder / f"{spec.name}-{key}.engine"
+        tag = "" if plan.precision == "fp16" else f"{plan.precision}-"
+        engine_path = folder / f"{spec.name}-{tag}{key}.engine"
         meta_path = engine_path.with_suffix(".json")
         # This run's batch plan (not the engine's: another run may reuse the engine).
         base_meta = {"tensorrt": trt.__version__, "gpu": gpu, "compute_capability": cc,
                      "fp16_via": plan.fp16_via, "io_api": plan.io_api, "engine_key": key,
                      "onnx": onnx_art.path, "onnx_sha256": onnx_sha,
-                     "onnx_exporter": onnx_art.meta.get("exporter"),
+                     **self._source_meta(spec, onnx_art), **self._plan_facts(plan),
                      "batches": settings["batches"]}
         # What this process rebuilt from a corrupted cache: into the record, never the .json.
         notes = {}
@@ -205,10 +233,10 @@ class TensorRTFP16(Converter):
             del data
         t = time.perf_counter()
         if not onnx_art.path:
-            raise RuntimeError("the ONNX export gave no file")
+            raise RuntimeError(f"the {plan.network_source} source gave no file")
         source: str = onnx_art.path
         extra: dict = {}
-        if plan.fp16_via == "fp16_onnx":
+        if plan.network_source == "fp16_onnx":
             source = str(folder / f"{spec.name}-{key}.fp16.onnx")
             t16 = time.perf_counter()
             extra = to_fp16_onnx(onnx_art.path, source)
@@ -226,11 +254,11 @@ class TensorRTFP16(Converter):
         seal(engine_path, hashlib.sha256(engine).hexdigest())
         convert_s = time.perf_counter() - t
         meta = {**base_meta, **build_meta, **extra, "convert_s": round(convert_s, 3),
-                "onnx_export_s": onnx_art.meta.get("export_s")}
+                **self._source_timing(onnx_art)}
         atomic_write_json(meta_path, {k: v for k, v in meta.items() if k != "batches"})
         meta = {**meta, **notes}
-        # convert_s covers FP16 conversion + engine build; the shared ONNX export is timed by
-        # the onnx artifact (onnx_export_s) when it happened in this process.
+        # convert_s covers FP16 conversion + engine build; the shared ONNX export (and for INT8
+        # the calibration) is timed by its artifact when it happened in this process.
         return Artifact(self.name, path=str(engine_path), convert_s=convert_s + onnx_art.convert_s,
                         meta=meta, obj=bytes(engine))
 
@@ -254,3 +282,64 @@ class TensorRTFP16(Converter):
             return TrtPredictor(data, plan, dict(artifact.meta), run)
         except ImportError as e:
             raise SkipVariant(str(e)) from e
+
+
+@register
+class TensorRTINT8(TensorRTFP16):
+    """TensorRT INT8 by explicit quantization: the network is parsed from the calibrated QDQ
+    ONNX (``converters.onnxruntime.quantize.qdq_model``), so no calibrator runs and no
+    calibration cache exists; the precision flags per TensorRT version are ``plan_for``'s
+    (plan.py). Everything else (profiles, DLA, caches, predictor) is the FP16 variant's."""
+
+    name = "tensorrt-int8"
+    precision = "int8"
+    description = ("TensorRT INT8 engine from the calibrated QDQ ONNX (explicit quantization; "
+                   "INT8+FP16 builder flags on TensorRT <= 10, strongly typed on 11; DLA as "
+                   "tensorrt-fp16)")
+    cli_options = ()      # the --trt-* flags come with tensorrt-fp16 (--trt-fp16-mode: ignored)
+
+    def versions(self) -> dict:
+        out = {k: v for k, v in super().versions().items() if k != "onnxconverter_common"}
+        try:
+            from converters.onnxruntime.quantize import quantizer_version
+
+            out["quantizer"] = quantizer_version()
+        except ImportError:
+            out["quantizer"] = None
+        return out
+
+    def _source_missing(self, plan: TrtPlan) -> str:
+        try:
+            import onnx  # noqa: F401
+            import onnxruntime.quantization  # noqa: F401
+        except ImportError as e:
+            return (f"the INT8 QDQ model is made by onnxruntime.quantization and {e}: "
+                    "pip install 'edgebench[onnx]'")
+        return ""
+
+    def _plan_facts(self, plan: TrtPlan) -> dict:
+        outside = ("FP16 or FP32 (BuilderFlag.FP16: TensorRT chooses per layer)"
+                   if "FP16" in plan.precision_flags else
+                   "FP32 (strongly typed: as the QDQ ONNX types them)")
+        return {"quantization": "explicit (QDQ ONNX; no calibrator, no calibration cache)",
+                "network_typing": plan.typing,
+                "precision_flags": list(plan.precision_flags),
+                "layers_outside_qdq": outside}
+
+    def _source_onnx(self, spec: ModelSpec, cache: Path) -> Artifact:
+        from converters.onnxruntime.quantize import qdq_model
+
+        return qdq_model(spec, cache)
+
+    def _source_meta(self, spec: ModelSpec, source: Artifact) -> dict:
+        out = {"onnx_kind": "int8 QDQ (converters.onnxruntime.quantize.qdq_model)",
+               "int8": source.meta.get("int8")}
+        mode = (spec.options or {}).get("trt_fp16_mode")
+        if mode:
+            out["ignored_options"] = {"--trt-fp16-mode": f"{mode}: does not apply to "
+                                      "tensorrt-int8 (its precision flags are fixed per "
+                                      "TensorRT version)"}
+        return out
+
+    def _source_timing(self, source: Artifact) -> dict:
+        return {}     # the calibration's time is in meta["int8"]["quantize_s"]

@@ -1,6 +1,6 @@
 """Talking to TensorRT: importing it, its logger, the GPU's identity, and the engine build
-(the optimisation profiles and builder settings ``plan.builder_settings`` chose, FP16 as the
-plan says, DLA when asked, a timing cache shared across models).
+(the optimisation profiles and builder settings ``plan.builder_settings`` chose, FP16 or
+INT8 flags as the plan says, DLA when asked, a timing cache shared across models).
 
 ``import tensorrt`` here is absolute, so it reaches NVIDIA's top-level ``tensorrt`` module,
 not this package (``converters.tensorrt``). The calls are written against TensorRT 10's
@@ -118,6 +118,8 @@ def apply_settings(builder: trt.Builder, config: trt.IBuilderConfig, input_name:
     for name in settings["builder_flags"]:
         if name == "FP16":                  # weak typing (TensorRT <= 10); removed in 11
             config.set_flag(trt.BuilderFlag.FP16)
+        elif name == "INT8":                # weak typing, QDQ network (explicit quantization:
+            config.set_flag(trt.BuilderFlag.INT8)   # no calibrator); removed in 11
         elif name == "GPU_FALLBACK":        # layers the DLA cannot run go to the GPU
             config.set_flag(trt.BuilderFlag.GPU_FALLBACK)
         else:

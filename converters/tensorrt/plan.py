@@ -29,6 +29,22 @@ TensorRT   JetPack             what changes here
 ``--trt-fp16-mode onnx`` forces the FP16-ONNX path on TensorRT 10 as well (strongly typed
 network), for comparing the two ways of getting FP16.
 
+INT8 (``tensorrt-int8``, ``plan_for(version, precision="int8")``): explicit quantization,
+the network parsed from the calibrated QDQ ONNX (``converters.onnxruntime.quantize``); no
+calibrator, no calibration cache, no FP16 ONNX, ``--trt-fp16-mode`` ignored:
+
+=========  ================  ==========================  ====================================
+TensorRT   network flags     builder flags (GPU)         layers outside the Q/DQ pairs
+=========  ================  ==========================  ====================================
+8.4-8.6    EXPLICIT_BATCH    INT8, FP16 (weak typing)    FP16 or FP32, TensorRT's choice
+10.x       none              INT8, FP16 (weak typing)    FP16 or FP32, TensorRT's choice
+11.x       none (strongly    none (INT8/FP16 flags       FP32, as the QDQ ONNX types them
+           typed, implied)   removed; the Q/DQ set INT8)
+=========  ================  ==========================  ====================================
+
+With ``--trt-dla-core`` GPU_FALLBACK is added (unless ``--trt-dla-no-gpu-fallback``); DLA
+per version as for FP16 (8.5-10.7 weakly typed, 11.4.1+ strongly typed).
+
 Batch sizes (``measured_batches``, ``batch_plan``): a cell runs batch 1 (cold start,
 latency), the profile's accuracy batch (parity, accuracy) and the throughput search's sizes
 1, 2, 4, ... up to the run profile's throughput ``max_batch`` (with halfway steps on
@@ -75,15 +91,26 @@ def parse_version(version: str) -> tuple[int, int, int]:
     return nums[0], nums[1], nums[2]
 
 
+PRECISIONS = ("fp16", "int8")
+
+
 @dataclasses.dataclass(frozen=True)
 class TrtPlan:
     version: tuple[int, int, int]
     explicit_batch_flag: bool     # pass 1 << EXPLICIT_BATCH to create_network (TRT < 10)
-    fp16_via: str                 # "builder_flag" (weak typing) | "fp16_onnx" (strong typing)
+    fp16_via: str                 # "builder_flag" (weak typing) | "fp16_onnx" (strong typing) |
+                                  # "none" (int8 on 11: float layers stay as the ONNX types them)
     strongly_typed_flag: bool     # pass 1 << STRONGLY_TYPED (only on the fp16_onnx route)
     io_api: str                   # "tensors" (>= 8.5) | "bindings"
     shipped_with: str             # informative: which JetPack carries this TensorRT
     no_dla: str = ""              # why this TensorRT (with this FP16 route) cannot use DLA; "" = can
+    precision: str = "fp16"       # "fp16" | "int8"
+    # The builder flags that set precision (BuilderFlag names), before any DLA flag.
+    precision_flags: tuple[str, ...] = ("FP16",)
+    # Which ONNX the network is parsed from: "onnx" (the FP32 export), "fp16_onnx" (the
+    # export converted by onnx_fp16.py) or "qdq_onnx" (the calibrated INT8 QDQ model).
+    network_source: str = "onnx"
+    typing: str = "weak"          # "weak" (precision from builder flags) | "strong" (from types)
 
 
 def dla_unsupported(v: tuple[int, int, int], fp16_via: str) -> str:
@@ -104,28 +131,48 @@ def dla_unsupported(v: tuple[int, int, int], fp16_via: str) -> str:
     return ""
 
 
-def plan_for(version: str, fp16_mode: str = "auto") -> TrtPlan:
-    """What the installed TensorRT needs. ``fp16_mode``: "auto" (builder flag where it exists,
-    FP16 ONNX where it does not), "flag" or "onnx"."""
+def _fp16_via(version: str, fp16_mode: str) -> str:
+    """How FP16 is requested on this TensorRT for ``--trt-fp16-mode``."""
+    major = parse_version(version)[0]
+    has_flag = major < 11
+    if fp16_mode == "auto":
+        return "builder_flag" if has_flag else "fp16_onnx"
+    if fp16_mode == "flag":
+        if not has_flag:
+            raise ValueError(f"TensorRT {version} has no BuilderFlag.FP16 (removed in 11): "
+                             "use --trt-fp16-mode onnx or auto")
+        return "builder_flag"
+    if fp16_mode == "onnx":
+        if major < 9:
+            raise ValueError(f"TensorRT {version} has no strongly typed networks (9.0+): "
+                             "use --trt-fp16-mode flag or auto")
+        return "fp16_onnx"
+    raise ValueError(f"--trt-fp16-mode must be auto, flag or onnx, not {fp16_mode!r}")
+
+
+def plan_for(version: str, fp16_mode: str = "auto", precision: str = "fp16") -> TrtPlan:
+    """What the installed TensorRT needs for ``precision`` ("fp16" or "int8"). ``fp16_mode``
+    (FP16 only; int8 ignores it): "auto" (builder flag where it exists, FP16 ONNX where it
+    does not), "flag" or "onnx"."""
     v = parse_version(version)
     major, minor = v[0], v[1]
     if major < 8 or (major == 8 and minor < 4):
         raise ValueError(f"TensorRT {version} is older than 8.4 (JetPack 5.0): not supported")
-    has_flag = major < 11
-    if fp16_mode == "auto":
-        via = "builder_flag" if has_flag else "fp16_onnx"
-    elif fp16_mode == "flag":
-        if not has_flag:
-            raise ValueError(f"TensorRT {version} has no BuilderFlag.FP16 (removed in 11): "
-                             "use --trt-fp16-mode onnx or auto")
-        via = "builder_flag"
-    elif fp16_mode == "onnx":
-        if major < 9:
-            raise ValueError(f"TensorRT {version} has no strongly typed networks (9.0+): "
-                             "use --trt-fp16-mode flag or auto")
-        via = "fp16_onnx"
+    if precision not in PRECISIONS:
+        raise ValueError(f"no TensorRT plan for precision {precision!r} ({', '.join(PRECISIONS)})")
+    has_flag = major < 11       # BuilderFlag.FP16/INT8 (weak typing) exist before 11
+    flags: tuple[str, ...]
+    if precision == "int8":
+        # Explicit quantization from the QDQ ONNX. Weak typing (<= 10): INT8 for the Q/DQ
+        # layers and FP16 so the layers outside them may run in FP16. Strong typing (11):
+        # no precision flags exist; the Q/DQ nodes make INT8, the rest keeps the ONNX's FP32.
+        via = "builder_flag" if has_flag else "none"
+        flags = ("INT8", "FP16") if has_flag else ()
+        source = "qdq_onnx"
     else:
-        raise ValueError(f"--trt-fp16-mode must be auto, flag or onnx, not {fp16_mode!r}")
+        via = _fp16_via(version, fp16_mode)
+        flags = ("FP16",) if via == "builder_flag" else ()
+        source = "fp16_onnx" if via == "fp16_onnx" else "onnx"
     if major == 8:
         shipped = {4: "JetPack 5.0", 5: "JetPack 5.1", 6: "JetPack 6.0"}.get(minor, "")
     elif major == 10:
@@ -140,6 +187,10 @@ def plan_for(version: str, fp16_mode: str = "auto") -> TrtPlan:
         io_api="tensors" if (major, minor) >= (8, 5) else "bindings",
         shipped_with=shipped,
         no_dla=dla_unsupported(v, via),
+        precision=precision,
+        precision_flags=flags,
+        network_source=source,
+        typing="weak" if via == "builder_flag" else "strong",
     )
 
 
@@ -263,12 +314,14 @@ def batch_plan(opts: dict, measured: dict, dla: bool) -> dict:
 
 
 def builder_settings(opts: dict, measured: dict, plan: TrtPlan, input_size: Iterable[int],
-                     precision: str = "fp16") -> dict:
+                     precision: str | None = None) -> dict:
     """Everything the builder is told, as plain data: network-creation flags, builder flags,
     workspace limit, device (GPU or DLA core), profiling verbosity and the optimisation
     profiles' shapes (``apply_settings`` in build.py turns it into TensorRT calls). ``batches``
     is the batch plan (for the record and the predictor; not part of the engine).
-    ValueError when the options cannot work with this TensorRT."""
+    ValueError when the options cannot work with this TensorRT. ``precision`` defaults to
+    the plan's."""
+    precision = precision or plan.precision
     dla = opts["dla_core"] is not None
     if dla:
         if precision not in ("fp16", "int8"):
@@ -279,8 +332,8 @@ def builder_settings(opts: dict, measured: dict, plan: TrtPlan, input_size: Iter
     batches = batch_plan(opts, measured, dla)
     net_flags = (["EXPLICIT_BATCH"] if plan.explicit_batch_flag else []) + \
                 (["STRONGLY_TYPED"] if plan.strongly_typed_flag else [])
-    flags = (["FP16"] if plan.fp16_via == "builder_flag" else []) + \
-            (["GPU_FALLBACK"] if dla and opts["gpu_fallback"] else [])
+    flags = list(plan.precision_flags) + \
+        (["GPU_FALLBACK"] if dla and opts["gpu_fallback"] else [])
     return {"network_flags": net_flags, "builder_flags": flags,
             "workspace_bytes": (int(opts["workspace_mb"]) << 20) if opts["workspace_mb"] else None,
             "default_device_type": "DLA" if dla else "GPU",
@@ -315,14 +368,19 @@ def dla_batch_check(sizes: list[int], max_dla_batch: int, gpu_fallback: bool) ->
 
 
 def engine_cache_key(spec_key: str, onnx_sha256: str, trt_version: str, gpu_name: str,
-                     compute_capability: str, build: dict, fp16_via: str) -> str:
+                     compute_capability: str, build: dict, fp16_via: str,
+                     precision: str = "fp16") -> str:
     """Everything the engine depends on: the model and weights (``spec.key``), the exact ONNX
-    file, TensorRT's version, the GPU (name and SM version: engines are not portable across
-    either), the builder settings (``engine_fields``: profiles, flags, DLA core, workspace)
-    and how FP16 was requested."""
-    blob = json.dumps({"spec": spec_key, "onnx": onnx_sha256, "trt": trt_version,
-                       "gpu": gpu_name, "sm": compute_capability, "build": build,
-                       "fp16": fp16_via}, sort_keys=True)
+    file the network is parsed from (the export, or for INT8 the calibrated QDQ model, whose
+    sha256 changes with the calibration set and quantizer settings), TensorRT's version, the
+    GPU (name and SM version: engines are not portable across either), the builder settings
+    (``engine_fields``: profiles, flags, DLA core, workspace), how FP16 was requested and the
+    precision (named in the key only when not FP16, so FP16 engines keep their keys)."""
+    fields = {"spec": spec_key, "onnx": onnx_sha256, "trt": trt_version, "gpu": gpu_name,
+              "sm": compute_capability, "build": build, "fp16": fp16_via}
+    if precision != "fp16":
+        fields["precision"] = precision
+    blob = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
