@@ -6,6 +6,8 @@
 - the builder-config calls those settings become (``apply_settings`` against a recorder),
 - the builder log's DLA/GPU layer placement and the engine inspector summary (recorded text),
 - engine-cache key composition,
+- tensorrt-int8: its plan per TensorRT version (flags, no FP16 ONNX), its convert() wiring
+  (QDQ source, key, record) with TensorRT, the GPU and the engine build replaced by fakes,
 - the FP16 ONNX conversion TensorRT 11 needs, on real exported models, run by ORT CPU,
 - available() saying no, with the real reason, on a machine without TensorRT or CUDA.
 Building and running an engine (and CUDA graph capture) needs a GPU and TensorRT and is not
@@ -96,10 +98,11 @@ PAPER = {"max_batch": 512, "profile": "paper"}
 SIZE = (3, 224, 224)
 
 
-def _settings(run: dict, version: str = "10.3.0.30", **opts) -> dict:
+def _settings(run: dict, version: str = "10.3.0.30", precision: str = "fp16", **opts) -> dict:
     both = {**run, **opts}
     o = variant_options(both)
-    return builder_settings(o, measured_batches(both), plan_for(version, o["fp16_mode"]), SIZE)
+    return builder_settings(o, measured_batches(both), plan_for(version, o["fp16_mode"], precision),
+                            SIZE)
 
 
 def test_variant_options_defaults_and_refusals():
@@ -272,12 +275,10 @@ def test_the_throughput_search_stops_at_trt_max_batch_and_says_so():
 
 # ------------------------------------------------------------------ settings -> builder config
 
-def test_apply_settings_makes_these_builder_config_calls(monkeypatch):
-    # A recorder in place of TensorRT's builder/config objects (no device, nothing built):
-    # the calls and attribute sets apply_settings makes for --trt-dla-core 0 --trt-max-batch 4.
+def _recorder(monkeypatch) -> tuple[type, type, list]:
+    """A recorder in place of TensorRT's builder/config objects (no device, nothing built):
+    (Builder, Config, calls) with a fake ``tensorrt`` module whose enums are their names."""
     import types
-
-    from converters.tensorrt.build import apply_settings, network_flags
 
     class Enum:
         def __init__(self, kind):
@@ -295,7 +296,7 @@ def test_apply_settings_makes_these_builder_config_calls(monkeypatch):
     fake.NetworkDefinitionCreationFlag = types.SimpleNamespace(EXPLICIT_BATCH=0, STRONGLY_TYPED=1)
     monkeypatch.setitem(sys.modules, "tensorrt", fake)
 
-    calls = []
+    calls: list = []
 
     class Profile:
         def set_shape(self, name, lo, opt, hi):
@@ -315,6 +316,14 @@ def test_apply_settings_makes_these_builder_config_calls(monkeypatch):
         def add_optimization_profile(self, profile):
             calls.append(("add_optimization_profile",))
 
+    return Builder, Config, calls
+
+
+def test_apply_settings_makes_these_builder_config_calls(monkeypatch):
+    # The calls and attribute sets apply_settings makes for --trt-dla-core 0 --trt-max-batch 4.
+    from converters.tensorrt.build import apply_settings, network_flags
+
+    Builder, Config, calls = _recorder(monkeypatch)
     s = _settings(QUICK, version="8.6.2.3", trt_dla_core=0, trt_max_batch=4, trt_workspace_mb=256)
     config = Config()
     apply_settings(Builder(), config, "input", s)
@@ -527,13 +536,180 @@ def test_fp16_conversion_keeps_values_up_to_fp16_max(tmp_path):
     assert y.dtype == np.float32 and y[0, 0] == 30000.0
 
 
+# ------------------------------------------------------------------ tensorrt-int8
+
+# TensorRT version -> (network flags, builder flags on the GPU, builder flags with
+# --trt-dla-core 0, or the refusal's words where that TensorRT has no DLA).
+INT8_FLAGS = {
+    "8.4.1.5": (["EXPLICIT_BATCH"], ["INT8", "FP16"], "DLA needs TensorRT 8.5+"),
+    "8.6.2.3": (["EXPLICIT_BATCH"], ["INT8", "FP16"], ["INT8", "FP16", "GPU_FALLBACK"]),
+    "10.3.0.30": ([], ["INT8", "FP16"], ["INT8", "FP16", "GPU_FALLBACK"]),
+    "10.13.3.9": ([], ["INT8", "FP16"], "10.7 was the last"),
+    "11.0.0": ([], [], "no DLA in this TensorRT"),
+    "11.4.1": ([], [], ["GPU_FALLBACK"]),       # strongly typed DLA (JetPack 7.2.2+)
+}
+
+
+@pytest.mark.parametrize("version", list(INT8_FLAGS))
+def test_int8_builder_flags_per_tensorrt_version(version):
+    net, gpu_flags, dla = INT8_FLAGS[version]
+    p = plan_for(version, precision="int8")
+    assert (p.precision, p.network_source) == ("int8", "qdq_onnx")
+    assert p.fp16_via != "fp16_onnx" and p.strongly_typed_flag is False   # no FP16 ONNX route
+    assert p.typing == ("strong" if version.startswith("11.") else "weak")
+    s = _settings(QUICK, version=version, precision="int8")
+    assert (s["network_flags"], s["builder_flags"]) == (net, gpu_flags)
+    assert s["default_device_type"] == "GPU" and s["dla_core"] is None
+    if isinstance(dla, str):
+        with pytest.raises(ValueError, match=dla):
+            _settings(QUICK, version=version, precision="int8", trt_dla_core=0)
+        return
+    d = _settings(QUICK, version=version, precision="int8", trt_dla_core=0)
+    assert (d["network_flags"], d["builder_flags"]) == (net, dla)
+    assert (d["default_device_type"], d["dla_core"], d["gpu_fallback"]) == ("DLA", 0, True)
+    # DLA: the FP16 variant's static profiles, one per measured batch size.
+    assert [(q["min"][0], q["opt"][0], q["max"][0]) for q in d["profiles"]] == \
+        [(b, b, b) for b in (1, 2, 4, 8, 16)]
+    strict = _settings(QUICK, version=version, precision="int8", trt_dla_core=0,
+                       trt_dla_no_gpu_fallback=True)
+    assert strict["builder_flags"] == [f for f in dla if f != "GPU_FALLBACK"]
+
+
+def test_int8_ignores_trt_fp16_mode_and_fp16_plans_are_unchanged():
+    for version in ("8.6.2.3", "10.3.0.30", "11.1.0"):
+        auto = plan_for(version, "auto", "int8")
+        assert plan_for(version, "onnx", "int8") == auto == plan_for(version, "flag", "int8")
+    # The refusals FP16 has do not reach INT8 (its flags are fixed per version).
+    assert plan_for("11.0.0", "flag", "int8").precision_flags == ()
+    assert plan_for("8.6.2.3", "onnx", "int8").precision_flags == ("INT8", "FP16")
+    # FP16 keeps its routes: the FP32 export with the flag, or the FP16 ONNX, never INT8.
+    assert (plan_for("10.3.0").precision_flags, plan_for("10.3.0").network_source) == \
+        (("FP16",), "onnx")
+    assert (plan_for("11.0.0").precision_flags, plan_for("11.0.0").network_source) == \
+        ((), "fp16_onnx")
+    assert plan_for("10.3.0", "onnx").network_source == "fp16_onnx"
+    with pytest.raises(ValueError, match="no TensorRT plan for precision 'fp32'"):
+        plan_for("10.3.0", precision="fp32")
+
+
+def test_apply_settings_sets_int8_and_fp16_for_a_qdq_network(monkeypatch):
+    from converters.tensorrt.build import apply_settings, network_flags
+
+    Builder, Config, calls = _recorder(monkeypatch)
+    apply_settings(Builder(), Config(), "input", _settings(QUICK, version="8.6.2.3",
+                                                           precision="int8", trt_dla_core=0))
+    assert [c[1] for c in calls if c[0] == "set_flag"] == \
+        ["BuilderFlag.INT8", "BuilderFlag.FP16", "BuilderFlag.GPU_FALLBACK"]
+    calls.clear()
+    s11 = _settings(QUICK, version="11.1.0", precision="int8")
+    apply_settings(Builder(), Config(), "input", s11)
+    assert [c for c in calls if c[0] == "set_flag"] == []     # strongly typed: no flags
+    assert network_flags(s11["network_flags"]) == 0
+
+
+def _int8_build(version: str = "10.3.0.30") -> dict:
+    o = variant_options(QUICK)
+    return engine_fields(builder_settings(o, measured_batches(QUICK),
+                                          plan_for(version, precision="int8"), SIZE))
+
+
+def test_int8_engine_key_follows_the_qdq_model():
+    int8 = {**BASE, "build": _int8_build(), "precision": "int8"}
+    assert engine_cache_key(**{**int8, "onnx_sha256": "ef" * 32}) != engine_cache_key(**int8)
+    # Same file hash and flags: still not the FP16 engine's key (strongly typed 11: no flags).
+    assert engine_cache_key(**int8) != engine_cache_key(**{**int8, "precision": "fp16"})
+    b11 = _int8_build("11.1.0")
+    assert b11["builder_flags"] == [] and b11 == _build_v("11.1.0")
+    assert engine_cache_key(**{**BASE, "build": b11, "fp16_via": "none", "precision": "int8"}) != \
+        engine_cache_key(**{**BASE, "build": b11, "fp16_via": "none"})
+    # FP16 engines keep the keys they had before INT8 existed (no rebuild of cached engines).
+    assert engine_cache_key(**BASE) == "e71426afd4a61b35"
+
+
+def _build_v(version: str) -> dict:
+    return engine_fields(builder_settings(variant_options(QUICK), measured_batches(QUICK),
+                                          plan_for(version), SIZE))
+
+
+class _FakeTrt:
+    def __init__(self, version: str):
+        self.__version__ = version
+
+
+def _int8_convert(monkeypatch, tmp_path, version: str, qdq_bytes: bytes, **options):
+    """tensorrt-int8's convert() with TensorRT, the GPU, the QDQ model and the engine build
+    replaced by fakes: what it parses, how it keys the engine and what it records."""
+    import converters
+    import converters.onnxruntime.quantize as quantize
+    import converters.tensorrt as pkg
+    from converters.base import Artifact, ModelSpec
+
+    qdq = tmp_path / f"qdq-{len(qdq_bytes)}.onnx"
+    qdq.write_bytes(qdq_bytes)
+    int8_meta = {"calibration": {"sha256": "c" * 64, "method": "entropy", "n": 16}}
+    built: list = []
+
+    def fake_qdq(spec, cache):
+        return Artifact("int8", path=str(qdq), meta={"int8": int8_meta})
+
+    def fake_build(source, settings, timing_cache):
+        built.append((source, settings))
+        return b"engine-" + qdq_bytes, {"build_s": 0.0, "builder": engine_fields(settings)}
+
+    def no_fp16(*a, **k):
+        raise AssertionError("the FP16 ONNX conversion ran for INT8")
+
+    def no_export(*a, **k):
+        raise AssertionError("the FP32 export was parsed instead of the QDQ model")
+
+    monkeypatch.setattr(quantize, "qdq_model", fake_qdq)
+    monkeypatch.setattr(pkg, "trt_module", lambda: _FakeTrt(version))
+    monkeypatch.setattr(pkg, "device_identity", lambda: ("Orin", "8.7"))
+    monkeypatch.setattr(pkg, "build_engine", fake_build)
+    monkeypatch.setattr(pkg, "to_fp16_onnx", no_fp16)
+    monkeypatch.setattr("converters.onnxruntime.export_onnx", no_export)
+    spec = ModelSpec(name="m", weights="random-seed-0", input_size=SIZE, num_classes=10,
+                     build=lambda: None, options={**QUICK, **options})
+    art = converters.get("tensorrt-int8").convert(spec, tmp_path / "cache")
+    return art, built, int8_meta
+
+
+@pytest.mark.parametrize("version,flags", [("8.6.2.3", ["INT8", "FP16"]),
+                                           ("10.3.0.30", ["INT8", "FP16"]), ("11.1.0", [])])
+def test_int8_convert_parses_the_qdq_model(monkeypatch, tmp_path, version, flags):
+    import hashlib
+
+    art, built, int8_meta = _int8_convert(monkeypatch, tmp_path, version, b"qdq-A",
+                                          trt_fp16_mode="onnx")
+    [(source, settings)] = built
+    assert source == str(tmp_path / "qdq-5.onnx")               # the QDQ file, as is
+    assert settings["builder_flags"] == flags
+    m = art.meta
+    assert m["onnx_sha256"] == hashlib.sha256(b"qdq-A").hexdigest()
+    assert m["int8"] == int8_meta and m["precision_flags"] == settings["builder_flags"]
+    assert m["network_typing"] == ("strong" if version.startswith("11.") else "weak")
+    assert "--trt-fp16-mode" in m["ignored_options"] and "fp16_convert_s" not in m
+    assert Path(art.path).name == f"m-int8-{m['engine_key']}.engine" and not art.cached
+    assert Path(art.path).read_bytes() == b"engine-qdq-A"
+
+
+def test_int8_engine_is_reused_until_the_qdq_model_changes(monkeypatch, tmp_path):
+    a, _, _ = _int8_convert(monkeypatch, tmp_path, "10.3.0.30", b"qdq-A")
+    again, built, _ = _int8_convert(monkeypatch, tmp_path, "10.3.0.30", b"qdq-A")
+    assert again.cached and built == [] and again.meta["engine_key"] == a.meta["engine_key"]
+    other, built, _ = _int8_convert(monkeypatch, tmp_path, "10.3.0.30", b"qdq-BB")
+    assert not other.cached and len(built) == 1
+    assert other.meta["engine_key"] != a.meta["engine_key"]
+
+
 # ------------------------------------------------------------------ availability, registry
 
-def test_available_says_no_with_the_real_reason():
+@pytest.mark.parametrize("name,precision", [("tensorrt-fp16", "fp16"), ("tensorrt-int8", "int8")])
+def test_available_says_no_with_the_real_reason(name, precision):
     import converters
 
-    conv = converters.get("tensorrt-fp16")
-    assert conv.precision == "fp16"
+    conv = converters.get(name)
+    assert conv.precision == precision
     av = conv.available({})
     spec = importlib.util.find_spec("tensorrt")
     if spec is None:
@@ -546,6 +722,27 @@ def test_available_says_no_with_the_real_reason():
         if torch.cuda.is_available():
             pytest.skip("TensorRT and a CUDA device are present: the not-ok path cannot be checked")
         assert not av.ok and "no CUDA device" in av.reason
+
+
+def test_tensorrt_int8_is_registered_next_to_fp16():
+    import converters
+    from converters.tensorrt import TensorRTFP16, TensorRTINT8
+    from edgebench.cli import build_parser
+
+    conv = converters.get("tensorrt-int8")
+    assert type(conv) is TensorRTINT8 and isinstance(conv, TensorRTFP16)
+    assert (conv.precision, conv.cli_options, conv.needs_calibration) == ("int8", (), True)
+    assert "tensorrt-int8" in converters.default_names()
+    assert "tensorrt-fp16" in converters.default_names()
+    conv.check_options({"trt_dla_core": 0})
+    with pytest.raises(ValueError, match="needs --trt-dla-core"):
+        conv.check_options({"trt_dla_no_gpu_fallback": True})
+    # The fp16 variant's flags serve both; the help says --trt-fp16-mode is not int8's.
+    parser = build_parser()
+    args = parser.parse_args(["--variants", "tensorrt-int8", "--trt-dla-core", "1"])
+    assert args.trt_dla_core == 1
+    help_text = parser.format_help()
+    assert help_text.count("--trt-dla-core N") == 1 and "tensorrt-int8 ignores it" in " ".join(help_text.split())
 
 
 def test_listing_the_registry_does_not_import_tensorrt_or_torch():

@@ -1,20 +1,27 @@
-"""TensorRT FP16 engines built from the shared ONNX export (``tensorrt-fp16``).
+"""TensorRT engines: FP16 from the shared ONNX export (``tensorrt-fp16``) and INT8 from the
+calibrated QDQ ONNX (``tensorrt-int8``, explicit quantization: no calibrator, no calibration
+cache; ``converters.onnxruntime.quantize.qdq_model``).
 
 Layout of this package (one job per module):
-  plan.py         what the installed TensorRT needs (version table: 8.4 to 11, DLA per
-                  version), the variant's options, the batch sizes a cell measures and the
-                  engine's profiles, the builder settings as plain data, engine and
-                  timing-cache keys, reading the builder log and inspector: pure functions
+  plan.py         what the installed TensorRT needs (version table: 8.4 to 11, DLA and the
+                  FP16/INT8 precision flags per version), the variants' options, the batch
+                  sizes a cell measures and the engine's profiles, the builder settings as
+                  plain data, engine and timing-cache keys, reading the builder log and
+                  inspector: pure functions
   onnx_fp16.py    FP32 ONNX -> FP16 ONNX for strongly typed TensorRT (11+; ``--trt-fp16-mode onnx``)
   build.py        importing tensorrt, its logger, the GPU's identity, ``apply_settings`` (the
                   settings -> builder-config calls), the engine build and timing cache
   predictor.py    ``TrtPredictor``: one execution context, torch.cuda buffers and stream,
                   optional CUDA graph, the timed call
-  __init__.py     the registered ``Converter``: options, availability, the cached convert, load
+  __init__.py     the registered ``Converter``s: ``TensorRTFP16`` (options, availability, the
+                  cached convert, load) and ``TensorRTINT8``, its subclass, which swaps only
+                  the source ONNX (QDQ) and the plan's precision
 
-Options: ``--trt-max-batch`` / ``--trt-opt-batch`` (the profile; rule in plan.py),
-``--trt-workspace-mb``, ``--trt-fp16-mode``, ``--trt-cuda-graph``, ``--trt-dla-core N``
-(+ ``--trt-dla-no-gpu-fallback``).
+Options (both variants; declared by tensorrt-fp16): ``--trt-max-batch`` / ``--trt-opt-batch``
+(the profile; rule in plan.py), ``--trt-workspace-mb``, ``--trt-fp16-mode`` (FP16 only:
+tensorrt-int8 ignores it and records so), ``--trt-cuda-graph``, ``--trt-dla-core N``
+(+ ``--trt-dla-no-gpu-fallback``). tensorrt-int8's calibration set is the run's
+(``needs_calibration``; ``--int8-calib-*`` / ``--int8-exclude``, declared by onnxruntime-int8).
 
 What the record's ``variant_meta`` says (besides versions, GPU and the ONNX it came from):
 ``batches`` (the engine's max/opt batch and where each came from, the sizes the cell
@@ -26,9 +33,15 @@ DLA can run and the builder's DLA/GPU layer placement), ``engine_layers`` (engin
 summary), ``cuda_graph`` (enabled, and how it is captured and replayed) and ``sync`` (where a
 call waits for the device).
 
-Caches (under the run's cache dir): ``tensorrt/<model>-<key>.engine`` (+ ``.json`` with build
-facts) where key = model/weights (``spec.key``), ONNX file hash, TensorRT version, GPU name and
-compute capability, builder settings (profiles, flags, DLA core, workspace) and FP16 route;
+INT8 records add ``int8`` (the quantizer's settings, calibration set hash and method, what
+stayed FP32: ``qdq_model``'s meta), ``precision_flags``, ``network_typing`` and where the layers
+outside the Q/DQ pairs run.
+
+Caches (under the run's cache dir): ``tensorrt/<model>-<key>.engine`` (INT8:
+``<model>-int8-<key>.engine``; + ``.json`` with build facts) where key = model/weights
+(``spec.key``), the parsed ONNX's sha256 (the export, or the QDQ model: it changes with the
+calibration), TensorRT version, GPU name and compute capability, builder settings (profiles,
+flags, DLA core, workspace), FP16 route and, for INT8, the precision;
 ``tensorrt/timing-<trt>-<gpu>-sm<cc>.cache``: the timing cache, shared by all models on that
 GPU/TensorRT. An engine's sha256 is checked before every deserialize.
 
@@ -297,6 +310,7 @@ class TensorRTINT8(TensorRTFP16):
                    "INT8+FP16 builder flags on TensorRT <= 10, strongly typed on 11; DLA as "
                    "tensorrt-fp16)")
     cli_options = ()      # the --trt-* flags come with tensorrt-fp16 (--trt-fp16-mode: ignored)
+    needs_calibration = True    # the run prepares the calibration set qdq_model quantizes with
 
     def versions(self) -> dict:
         out = {k: v for k, v in super().versions().items() if k != "onnxconverter_common"}
