@@ -138,6 +138,9 @@ class Converter:
     # (edgebench.data.calibration), disjoint from the evaluation images, and hands it over in
     # ModelSpec.options["int8_calibration"].
     needs_calibration: bool = False
+    # The variant this one is a lower-precision form of (an INT8 variant's FP32 or FP16
+    # counterpart): the report sets their latency and throughput side by side.
+    compares_with: str = ""
 
     def available(self, options: dict | None = None) -> Availability:
         """Can this variant run on this machine (probe for real; never assume)?"""
@@ -190,6 +193,12 @@ class Converter:
         """Can ``model`` run in this variant here? Cheap (no conversion): the plan records a
         cell that cannot as ``skipped`` with this reason, without starting a worker."""
         return Availability.yes()
+
+    def diagnose(self, artifact: Artifact, spec: ModelSpec, images: np.ndarray) -> dict | None:
+        """Optional, for a reduced-precision variant: where its outputs drift from FP32, layer
+        by layer, on these images (NCHW float32). The parity cell puts it in the record when
+        the variant fails parity or loses accuracy (or when asked)."""
+        return None
 
     def reference_predictor(self, spec: ModelSpec) -> Predictor:
         """Only the reference variant: an FP32 CPU predictor whose logits every variant's

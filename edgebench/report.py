@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import store
+from . import report_int8, store
 from .profiles import COMPARABLE
 from .report_format import fmt, md_table, summary_rows, write_csv
 from .util import atomic_write_text
@@ -239,6 +239,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
         if notes:
             lines += [""] + notes
         lines.append("")
+    lines += report_int8.section(records, meta)
     lines += _memory_notes()
     # An emulated device's figures, or a smoke run's, set beside the study's would read as a
     # comparison.

@@ -61,6 +61,7 @@ def probe(request: dict, out: Path) -> None:
                         models[m] = ma.reason
             res[variant] = {"ok": av.ok, "reason": av.reason, "versions": av.versions or {},
                             "precision": conv.precision, "description": conv.description,
+                            "compares_with": conv.compares_with,
                             "settled": settled, "compute_device": conv.compute_device(opts),
                             "compile_in_branch": bool(conv.compiles_in_process
                                                       and conv.compute_device(opts) == "cpu"),
@@ -139,6 +140,18 @@ def _labels_real(cell: Cell) -> tuple[bool, str]:
     if (inp.data_info or {}).get("source") == "sample":
         return False, "the bundled 16-image sample is not an accuracy benchmark"
     return True, ""
+
+
+DRIFT_IMAGES = 2      # every intermediate tensor of two models is held: keep it small
+
+
+def _wants_drift(cell: Cell, conv, rec: dict) -> bool:
+    """The per-layer drift table: for an INT8 parity cell whose model fails parity or
+    MLPerf's 99% rule, or every INT8 parity cell with --int8-layer-drift."""
+    if cell.task != "parity" or conv.precision != "int8" or "int8_cost" not in rec:
+        return False
+    return bool(cell.run.options.get("int8_layer_drift") or rec["status"] == "failed"
+                or rec["int8_cost"].get("mlperf_99") == "fail")
 
 
 def _device_hooks(device: dict):
@@ -279,6 +292,12 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
                 (graphs_compiled() or 0) - (graphs0 or 0)
         rec.update(fields)
         rec.update(status=status, reason=reason)
+        if _wants_drift(cell, conv, rec):
+            t = time.perf_counter()
+            drift = conv.diagnose(art, spec, data.batch(0, min(DRIFT_IMAGES, len(data))))
+            if drift is not None:
+                rec["int8_cost"]["layer_drift"] = {**drift,
+                                                   "s": round(time.perf_counter() - t, 3)}
         if prepared is None:      # a prepared predictor is the branch's: the next cell's too
             predictor.close()
     except converters.SkipVariant as e:

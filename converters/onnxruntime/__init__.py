@@ -201,6 +201,11 @@ INT8_OPTIONS = (
                            "help": "a folder of calibration images (any layout), e.g. MLPerf's "
                                    "calibration list from ImageNet train; needed with "
                                    "--profile paper --data, which evaluates every image"}),
+    ("--int8-layer-drift", {"action": "store_true",
+                            "help": "compute the per-layer drift table (which layers' outputs "
+                                    "drift most from FP32) in every INT8 parity cell. Default: "
+                                    "only for a model that fails INT8 parity or MLPerf's 99%% "
+                                    "rule"}),
     ("--int8-exclude", {"nargs": "+", "default": None, "metavar": "NODE",
                         "help": "ONNX node names kept in FP32 (the report's per-layer drift table "
                                 "names the candidates); 'none' also drops the default rules "
@@ -220,6 +225,7 @@ class OnnxRuntimeInt8(OnnxRuntimeConverter):
                    "per-channel weights) made from the ONNX export")
     cli_options = INT8_OPTIONS
     needs_calibration = True
+    compares_with = "onnxruntime"
 
     def _providers(self, options: dict | None) -> list[str]:
         return [CPU_EP]
@@ -228,6 +234,12 @@ class OnnxRuntimeInt8(OnnxRuntimeConverter):
         art = qdq_model(spec, cache)
         art.variant = self.name
         return art
+
+    def diagnose(self, artifact: Artifact, spec: ModelSpec, images) -> dict | None:
+        from .quantize_debug import layer_drift
+
+        fp32 = artifact.meta.get("int8", {}).get("fp32_onnx")
+        return layer_drift(fp32, artifact.path, images) if fp32 and artifact.path else None
 
 
 @register
@@ -240,8 +252,15 @@ class OnnxRuntimeTensorRTInt8(OnnxRuntimeTensorRT):
     description = ("ONNX Runtime, TensorRT execution provider in INT8 on the calibrated QDQ "
                    "model (FP16 for unquantized layers)")
     needs_calibration = True
+    compares_with = "onnxruntime-trt-fp16"
 
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
         art = qdq_model(spec, cache)
         art.variant = self.name
         return art
+
+    def diagnose(self, artifact: Artifact, spec: ModelSpec, images) -> dict | None:
+        from .quantize_debug import layer_drift
+
+        fp32 = artifact.meta.get("int8", {}).get("fp32_onnx")
+        return layer_drift(fp32, artifact.path, images) if fp32 and artifact.path else None

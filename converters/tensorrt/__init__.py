@@ -75,7 +75,7 @@ class TensorRTFP16(Converter):
     precision = "fp16"
     description = ("TensorRT FP16 engine from the ONNX export (one dynamic-batch profile; DLA: "
                    "one static profile per measured batch size)")
-    cli_options = (
+    cli_options: tuple = (
         ("--trt-max-batch", {"type": int, "default": None, "metavar": "N",
                              "help": "TensorRT engine's max batch. Default: the run profile's "
                                      "throughput max_batch (or its accuracy batch, if larger). "

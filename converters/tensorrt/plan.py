@@ -43,7 +43,9 @@ TensorRT   network flags     builder flags (GPU)         layers outside the Q/DQ
 =========  ================  ==========================  ====================================
 
 With ``--trt-dla-core`` GPU_FALLBACK is added (unless ``--trt-dla-no-gpu-fallback``); DLA
-per version as for FP16 (8.5-10.7 weakly typed, 11.4.1+ strongly typed).
+per version as for FP16 (8.5-10.7 weakly typed, 11.4.1+ strongly typed: there the FP32
+layers outside the Q/DQ pairs cannot run on the DLA, which takes FP16/INT8 only, and the
+recorded layer placement shows them on the GPU).
 
 Batch sizes (``measured_batches``, ``batch_plan``): a cell runs batch 1 (cold start,
 latency), the profile's accuracy batch (parity, accuracy) and the throughput search's sizes
