@@ -3,9 +3,19 @@
 Weights policy (``--weights``):
   auto        pretrained when cached or reachable, else seeded random weights (said in every output)
   pretrained  pretrained or a clear error
-  random      seeded random weights ("random-seed-N")
+  random      seeded random weights ("random-seed-N"; "random-seed-N+bn-recalibrated" for a
+              model with batch norm, see below)
   PATH        a local checkpoint (state_dict, or a dict holding one under "state_dict"/"model")
 The choice is resolved once in the main process; workers get the resolved value.
+
+Seeded random weights with batch norm: timm initialises every BatchNorm's running statistics
+to mean 0, variance 1, which matches no activation. Through a deep network the logits then
+collapse: mobilenetv2 predicted one class for every image, and efficientnet_b0's logits were
+1e-4 in size. Such a model hides errors (top-1 agreement is trivially 1.0). So the running
+statistics are re-estimated on the bundled calibration images (``datasets/calibration/``,
+never an evaluated image), in train mode with a cumulative average, then the model goes back
+to eval (``recalibrate_batchnorm``); the weights field says so: "random-seed-N+bn-recalibrated".
+Pretrained weights and checkpoints are never touched.
 """
 from __future__ import annotations
 
@@ -134,7 +144,8 @@ def resolve_weights(name: str, policy: str, seed: int = DEFAULT_SEED) -> tuple[s
     """Decide which weights ``name`` uses. Returns (weights, note) where weights is
     "pretrained", "random-seed-N" or an absolute checkpoint path, and note says why."""
     if policy == "random":
-        return f"random-seed-{seed}", "random weights requested"
+        w = random_weights(name, seed)
+        return w, "random weights requested" + _bn_note(w)
     if policy not in ("auto", "pretrained"):
         path = Path(policy).expanduser()
         if not path.is_file():
@@ -153,7 +164,8 @@ def resolve_weights(name: str, policy: str, seed: int = DEFAULT_SEED) -> tuple[s
         why = "not cached and the weights hub is unreachable"
     if policy == "pretrained":
         raise ModelError(f"--weights pretrained: no pretrained weights for '{name}' ({why})")
-    return f"random-seed-{seed}", f"pretrained weights unavailable ({why}); seeded random weights"
+    w = random_weights(name, seed)
+    return w, f"pretrained weights unavailable ({why}); seeded random weights" + _bn_note(w)
 
 
 def check_pretrained(name: str) -> None:
@@ -247,6 +259,66 @@ def check_checkpoint(path: str, names: list[str]) -> None:
             raise ModelError(f"{where}: not a checkpoint of {name}: " + "; ".join(parts))
 
 
+BN_RECALIBRATED = "+bn-recalibrated"
+BN_IMAGES = 16          # calibration images for the statistics (one batch)
+
+
+def _has_batchnorm(name: str) -> bool:
+    import torch
+
+    with torch.device("meta"):           # no memory, no weights
+        model = _build_raw(name, pretrained=False)
+    return any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
+
+
+def random_weights(name: str, seed: int) -> str:
+    """The weights field of seeded random weights for ``name``."""
+    return f"random-seed-{seed}" + (BN_RECALIBRATED if _has_batchnorm(name) else "")
+
+
+def _bn_note(weights: str) -> str:
+    return (f"; batch-norm running statistics re-estimated on {BN_IMAGES} bundled calibration "
+            "images" if weights.endswith(BN_RECALIBRATED) else "")
+
+
+def recalibrate_batchnorm(model, name: str, n: int = BN_IMAGES) -> int:
+    """Re-estimate every BatchNorm's running mean and variance on ``n`` bundled calibration
+    images with the model's own preprocessing (one batch, cumulative average: the batch's
+    statistics exactly). Returns how many BatchNorm layers it set."""
+    import numpy as np
+    import torch
+    from PIL import Image
+
+    from .data.calibration import bundled_calibration
+    from .data.prepare import _transform
+
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return 0
+    cfg = data_config(name)
+    tf = _transform(cfg)
+    arrays = []
+    for path in bundled_calibration().limit(n).paths:
+        with Image.open(path) as im:
+            arrays.append(np.asarray(tf(im.convert("RGB")), dtype=np.float32))
+    x = torch.from_numpy(np.stack(arrays))
+    mean = torch.tensor(cfg["mean"]).view(1, -1, 1, 1) * 255.0
+    std = torch.tensor(cfg["std"]).view(1, -1, 1, 1) * 255.0
+    x = (x - mean) / std
+    model.eval()
+    saved = [m.momentum for m in bns]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None            # cumulative average over the batches seen
+        m.train()                    # only the BatchNorms: dropout and drop-path stay off
+    with torch.no_grad():
+        model(x)
+    for m, mom in zip(bns, saved):
+        m.momentum = mom
+    model.eval()
+    return len(bns)
+
+
 def build_model(name: str, weights: str):
     """Build the eval-mode FP32 CPU torch model with the resolved ``weights``."""
     import torch
@@ -255,8 +327,12 @@ def build_model(name: str, weights: str):
         # Resolved (and downloaded once) by the main process; workers run with HF_HUB_OFFLINE=1.
         model = _build_raw(name, pretrained=True)
     elif weights.startswith("random-seed-"):
-        torch.manual_seed(int(weights.rsplit("-", 1)[1]))
+        seed = weights[len("random-seed-"):].removesuffix(BN_RECALIBRATED)
+        torch.manual_seed(int(seed))
         model = _build_raw(name, pretrained=False)
+        if weights.endswith(BN_RECALIBRATED):
+            torch.manual_seed(int(seed))
+            recalibrate_batchnorm(model, name)
     else:
         model = _build_raw(name, pretrained=False)
         _load_checkpoint(model, weights)

@@ -165,7 +165,10 @@ class Session:
         if rebuilt:   # the cached images failed their sha256 check: every record says so
             data_info["cache_rebuilt"] = info["data_cache_rebuilt"] = rebuilt
         calib = None
-        if calibration is not None:
+        # Only where a variant that calibrates can run here (tensorrt-int8 is planned in
+        # every default run, and skipped without TensorRT).
+        if calibration is not None and any(p.get("ok") and p.get("needs_calibration")
+                                           for p in self.probes.values()):
             calib = self._calibration(calibration, cfg, progress)
             info["int8_calibration"] = {k: v for k, v in calib.items()
                                         if k not in ("folder", "mean", "std")}

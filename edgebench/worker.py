@@ -62,6 +62,7 @@ def probe(request: dict, out: Path) -> None:
             res[variant] = {"ok": av.ok, "reason": av.reason, "versions": av.versions or {},
                             "precision": conv.precision, "description": conv.description,
                             "compares_with": conv.compares_with,
+                            "needs_calibration": conv.needs_calibration,
                             "settled": settled, "compute_device": conv.compute_device(opts),
                             "compile_in_branch": bool(conv.compiles_in_process
                                                       and conv.compute_device(opts) == "cpu"),

@@ -201,7 +201,7 @@ cache_dir = "{tmp_path / 'cache-c'}"
     for (d, v, t), [r] in ((k, rs) for k, rs in cells.items() if k[0] == "a"):
         assert r["status"] == "ok", r
         assert r["fleet"]["node_id"] == node_a.node_id and r["fleet"]["resource"] == "device:a"
-        assert r["profile"] == "quick" and r["weights"] == "random-seed-0"
+        assert r["profile"] == "quick" and r["weights"] == "random-seed-0+bn-recalibrated"
     assert cells[("a", "pytorch", "latency")][0]["n"] >= 10
     assert cells[("a", "onnxruntime", "latency")][0]["artifact"].startswith(str(tmp_path / "cache-a"))
     # BSR of a's ONNX Runtime sweep is against a's own PyTorch sweep
@@ -253,7 +253,7 @@ cache_dir = "{tmp_path / 'cache-c'}"
     b_ort2 = cells2[("b", "onnxruntime", "latency")][-1]
     assert b_ort2["status"] == "ok" and b_ort2["fleet"]["node_id"] == node_b2.node_id != node_b.node_id
     assert b_ort2["run_id"] == b_pt["run_id"]
-    assert b_ort2["weights"] == b_pt["weights"] == "random-seed-0"
+    assert b_ort2["weights"] == b_pt["weights"] == "random-seed-0+bn-recalibrated"
     run2 = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run2["devices"]["b"]["status"] == "ok" and len(run2["sessions"]) == 2
     assert run2["devices"]["b"]["node"]["node_id"] == node_b2.node_id

@@ -61,7 +61,7 @@ def test_full_run_writes_every_output(e2e):
     for r in recs:
         jsonschema.validate(r, SCHEMA)
         assert r["status"] == "ok", r
-        assert r["weights"] == "random-seed-0"
+        assert r["weights"] == "random-seed-0+bn-recalibrated"
         if power_here is None or r["task"] == "parity":          # parity has no timed window
             assert r["power_w"] is None and r["power_reason"]
         else:                                   # an Orin's rails, a GPU's NVML, x86 RAPL

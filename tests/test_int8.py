@@ -217,13 +217,42 @@ def _full(*args, timeout=120):
     (["--int8-calib-images", "41"], "--int8-calib-images 41: only 40 calibration images"),
     (["--int8-calib-images", "0"], "--int8-calib-images 0: calibrate on at least 1 image"),
     (["--int8-calib-data", str(REPO / "datasets" / "sample")], "overlap the evaluation images"),
-    (["--int8-calib-method", "kl"], "invalid choice: 'kl'"),
+    (["--data", str(REPO / "datasets" / "sample"), "--profile", "paper"], "no images are left"),
 ])
-def test_bad_calibration_input_exits_2_with_one_line(tmp_path, args, says):
+def test_bad_calibration_input_is_a_usage_error(tmp_path, args, says):
+    from edgebench.cli import build_parser
+    from edgebench.cli_checks import validate
+    from edgebench.errors import UsageError
+
+    ns = build_parser().parse_args(["--models", "mobilenetv2_100", "--variants",
+                                    "onnxruntime-int8", "--out", str(tmp_path / "run"), *args])
+    with pytest.raises(UsageError, match=says.replace("(", r"\(")):
+        validate(ns)
+    assert not (tmp_path / "run").exists()
+
+
+def test_calibration_is_only_chosen_when_an_int8_variant_is_planned(tmp_path):
+    from edgebench.cli import build_parser
+    from edgebench.cli_checks import validate
+
+    ns = build_parser().parse_args(["--models", "mobilenetv2_100", "--variants", "onnxruntime",
+                                    "--int8-calib-images", "41"])     # not used: no INT8 here
+    assert validate(ns)["calibration"] is None
+    ns = build_parser().parse_args(["--models", "mobilenetv2_100", "--variants", "pytorch",
+                                    "onnxruntime-int8", "--int8-calib-images", "5"])
+    assert len(validate(ns)["calibration"]) == 5
+
+
+def test_the_command_exits_2_with_one_line_on_bad_calibration_input(tmp_path):
     r = _full("--models", "mobilenetv2_100", "--variants", "onnxruntime-int8",
-              "--out", str(tmp_path / "run"), *args)
+              "--out", str(tmp_path / "run"), "--int8-calib-method", "kl")
+    assert r.returncode == 2 and "invalid choice: 'kl'" in r.stderr, r.stdout + r.stderr
+    r = _full("--models", "mobilenetv2_100", "--variants", "onnxruntime-int8",
+              "--out", str(tmp_path / "run"), "--int8-calib-images", "41")
     assert r.returncode == 2, r.stdout + r.stderr
-    assert says in r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "edgebench: error: --int8-calib-images 41: only 40 calibration images are available "
+        f"in the bundled calibration set ({REPO / 'datasets' / 'calibration'})"]
     assert not (tmp_path / "run" / "results.jsonl").exists()
 
 

@@ -95,8 +95,19 @@ def test_allowing_cpu_fallback_keeps_the_cpu_ep_and_still_records_placement(tmp_
 def test_provider_config_refuses_what_it_cannot_mean(tmp_path):
     with pytest.raises(ValueError):
         provider_config([], tmp_path)
-    with pytest.raises(ValueError):
-        provider_config([CUDA_EP], tmp_path, "int8")
+    with pytest.raises(ValueError, match="'fp32', 'fp16' or 'int8', not 'int4'"):
+        provider_config([CUDA_EP], tmp_path, "int4")
+
+
+def test_the_trt_int8_variant_asks_the_tensorrt_ep_for_int8_with_fp16_beside_it(tmp_path):
+    cfg = provider_config([TRT_EP, CUDA_EP], tmp_path, "int8", engine_key="m.qdq",
+                          input_shape=(3, 224, 224), max_batch=16)
+    trt = dict(cfg.providers)[TRT_EP]
+    assert trt["trt_int8_enable"] == "True" and trt["trt_fp16_enable"] == "True"
+    assert "trt_int8_calibration_table_name" not in trt       # explicit (QDQ): no table
+    assert Path(trt["trt_engine_cache_path"]).name.endswith("-int8")
+    fp16 = dict(provider_config([TRT_EP, CUDA_EP], tmp_path, "fp16").providers)[TRT_EP]
+    assert "trt_int8_enable" not in fp16
 
 
 # ------------------------------------------------------------- real sessions, CPU build

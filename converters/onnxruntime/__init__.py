@@ -226,6 +226,9 @@ class OnnxRuntimeInt8(OnnxRuntimeConverter):
     cli_options = INT8_OPTIONS
     needs_calibration = True
     compares_with = "onnxruntime"
+    # Opt-in: calibration and four more cells per model would take the default run past its
+    # 15.3 min cold / 8.2 min warm on 2 cores (docs/int8.md, experiments/int8-cpu/).
+    in_default_run = False
 
     def _providers(self, options: dict | None) -> list[str]:
         return [CPU_EP]
@@ -253,6 +256,7 @@ class OnnxRuntimeTensorRTInt8(OnnxRuntimeTensorRT):
                    "model (FP16 for unquantized layers)")
     needs_calibration = True
     compares_with = "onnxruntime-trt-fp16"
+    in_default_run = False
 
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
         art = qdq_model(spec, cache)

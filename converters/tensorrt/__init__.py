@@ -312,6 +312,7 @@ class TensorRTINT8(TensorRTFP16):
     cli_options = ()      # the --trt-* flags come with tensorrt-fp16 (--trt-fp16-mode: ignored)
     needs_calibration = True    # the run prepares the calibration set qdq_model quantizes with
     compares_with = "tensorrt-fp16"     # the report sets INT8 speed beside FP16's
+    in_default_run = False      # opt-in, as every INT8 variant (docs/int8.md: the default run's time)
 
     def versions(self) -> dict:
         out = {k: v for k, v in super().versions().items() if k != "onnxconverter_common"}

@@ -107,7 +107,11 @@ class Driver:
         if info:
             return info["weights"], info["weights_note"]
         policy, seed = d.spec.settings["weights"], d.spec.settings["seed"]
-        return (f"random-seed-{seed}" if policy == "random" else policy), "not resolved on the device"
+        if policy == "random":
+            from ..models import random_weights
+
+            return random_weights(model, seed), "not resolved on the device"
+        return policy, "not resolved on the device"
 
     def _record(self, d: _Dev, cell: Cell, status: str, reason: str) -> dict:
         """The record of a cell the device did not run (absent, lost, setup failed)."""
