@@ -93,7 +93,9 @@ def device() -> dict:
     if emu:
         out["name"] = f"{out['name']} (emulated)"
         out["emulated"] = emu
-    out["cpu_int8"] = cpu_int8()
+    out["cpu_int8"] = (cpu_int8() if not emu else
+                       {"best": "unknown", "flags": [],
+                        "reason": "emulated: the instructions are the emulator's, not the board's"})
     return out
 
 
@@ -105,7 +107,7 @@ _INT8_FLAGS = (("amx_int8", "AMX"), ("avx512_vnni", "AVX-512 VNNI"), ("avx_vnni"
                ("i8mm", "I8MM"), ("asimddp", "DOTPROD"), ("avx2", "AVX2"))
 
 
-def cpu_int8(cpuinfo: str | None = None) -> dict:
+def cpu_int8(cpuinfo: str | None = None, arch: str | None = None) -> dict:
     """{"best": "AMX" | "AVX-512 VNNI" | "AVX-VNNI" | "AVX2 only" | "I8MM" | "DOTPROD" |
     "none found", "flags": [the INT8-relevant flags present]} from /proc/cpuinfo's flags
     (x86) or Features (aarch64) line."""
@@ -114,10 +116,12 @@ def cpu_int8(cpuinfo: str | None = None) -> dict:
             cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return {"best": "unknown", "flags": [], "reason": "no /proc/cpuinfo"}
+    arch = arch or platform.machine()
+    key_of_arch = "Features" if arch in ("aarch64", "arm64") else "flags"
     flags: set[str] = set()
     for line in cpuinfo.splitlines():
         key, _, value = line.partition(":")
-        if key.strip() in ("flags", "Features"):
+        if key.strip() == key_of_arch:
             flags |= set(value.split())
     present = [f for f, _ in _INT8_FLAGS if f in flags]
     best = next((name for f, name in _INT8_FLAGS if f in flags), "none found")

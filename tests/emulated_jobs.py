@@ -9,8 +9,8 @@ check what it wrote. The x86 tests run meanwhile.
 
 The jobs run one after another, each on the one before it:
   setup  jetson/emulated/setup.sh (2 minutes from nothing, mostly downloads)
-  item3  the suite inside the root on squeezenet1_1: pytorch, onnxruntime, jax, tvm untuned;
-         parity and latency (the issue's item 3, on one model of its two)
+  item3  the suite inside the root on squeezenet1_1: pytorch, onnxruntime, onnxruntime-int8
+         (ONNX Runtime's ARM INT8 kernels), jax, tvm untuned; parity and latency
   item4  rpc.sh start; edgebench.tune on this host, 32 trials measured over RPC in the root,
          exported for jetson-agx-orin-cpu; rpc.sh stop; the artifact's parity inside the root
          with TVM's runtime library alone
@@ -74,9 +74,11 @@ class Lane:
     # -------------------------------------------------------------- what the jobs run
     def _item3(self) -> None:
         self._step("item3", [str(EMU / "run.sh"), "python", "-m", "edgebench.full",
-                             "--models", MODEL, "--variants", "pytorch", "onnxruntime", "jax",
-                             "tvm", "--tasks", "parity", "latency", "--tvm-untuned",
-                             "--weights", "random", *ONE_IMAGE,
+                             "--models", MODEL, "--variants", "pytorch", "onnxruntime",
+                             "onnxruntime-int8", "jax", "tvm", "--tasks", "parity", "latency",
+                             "--tvm-untuned", "--weights", "random", *ONE_IMAGE,
+                             # calibrated on 4 sample images the run does not evaluate
+                             "--int8-calib-images", "4",
                              "--out", str(self.folder / "item3")], timeout=1500)
 
     def _item4(self) -> None:

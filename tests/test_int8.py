@@ -99,13 +99,15 @@ def test_cpu_int8_reads_the_recorded_cpuinfo_of_this_projects_vms():
 
     # /proc/cpuinfo's flags line as recorded on 2026-11-25 on this project's AMD EPYC VM.
     line = (FIXTURES / "cpuinfo-epyc-2026-11-25.txt").read_text(encoding="utf-8")
-    got = cpu_int8(line)
+    got = cpu_int8(line, "x86_64")
     assert got["best"] == "AVX-512 VNNI"
     assert got["flags"] == ["avx512_vnni", "avx_vnni", "avx2"]
     # The same line without the VNNI flags: what the AVX2-only EPYC days show.
     avx2 = line.replace(" avx512_vnni", "").replace(" avx_vnni", "")
-    assert cpu_int8(avx2) == {"best": "AVX2 only", "flags": ["avx2"]}
-    assert cpu_int8("processor\t: 0\n")["best"] == "none found"
+    assert cpu_int8(avx2, "x86_64") == {"best": "AVX2 only", "flags": ["avx2"]}
+    assert cpu_int8("processor\t: 0\n", "x86_64")["best"] == "none found"
+    # An aarch64 machine reads its Features line, never an x86 flags line.
+    assert cpu_int8(line, "aarch64")["best"] == "none found"
 
 
 # ----------------------------------------------------------------------------- the QDQ model
