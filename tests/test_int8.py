@@ -201,6 +201,27 @@ def test_the_qdq_model_is_cached_by_calibration_and_checked_on_load(calibrated):
     assert not rebuilt.cached and rebuilt.meta.get("cache_rebuilt")
 
 
+def test_the_cpu_form_folds_relu_into_uint8_activations_from_the_same_calibration(calibrated):
+    import onnx
+    from onnx import numpy_helper
+
+    from converters.onnxruntime.quantize import qdq_model
+
+    cache, cal, _, _ = calibrated
+    trt = qdq_model(_tiny_spec(cal), cache)
+    cpu = qdq_model(_tiny_spec(cal), cache, "cpu")
+    assert cpu.path != trt.path and cpu.meta["int8"]["form"] == "cpu"
+    assert cpu.meta["int8"]["calibration"]["sha256"] == trt.meta["int8"]["calibration"]["sha256"]
+    ops = {f: [n.op_type for n in onnx.load(a.path).graph.node] for f, a in
+           (("trt", trt), ("cpu", cpu))}
+    assert ops["trt"].count("Relu") == 3 and ops["cpu"].count("Relu") < 3   # folded
+    m = onnx.load(cpu.path)
+    inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    act_zp = [inits[n.input[2]] for n in m.graph.node
+              if n.op_type == "QuantizeLinear" and n.input[0] not in inits]
+    assert act_zp and all(z.dtype == np.uint8 for z in act_zp)
+
+
 def test_no_calibration_set_is_a_clear_error(tmp_path):
     from converters.onnxruntime.quantize import CalibrationError, qdq_model
 

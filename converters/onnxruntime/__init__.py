@@ -201,6 +201,12 @@ INT8_OPTIONS = (
                            "help": "a folder of calibration images (any layout), e.g. MLPerf's "
                                    "calibration list from ImageNet train; needed with "
                                    "--profile paper --data, which evaluates every image"}),
+    ("--int8-form", {"choices": ["tensorrt", "cpu"], "default": None,
+                     "help": "onnxruntime-int8 only: the QDQ model it runs. tensorrt (default): "
+                             "the one model every INT8 variant runs (symmetric INT8, the form "
+                             "TensorRT consumes); cpu: ONNX Runtime's CPU form from the same "
+                             "calibration (uint8 activations with a zero point, Relu/Clip "
+                             "folded), much faster on ORT's CPU provider (docs/int8.md)"}),
     ("--int8-layer-drift", {"action": "store_true",
                             "help": "compute the per-layer drift table (which layers' outputs "
                                     "drift most from FP32) in every INT8 parity cell. Default: "
@@ -234,7 +240,7 @@ class OnnxRuntimeInt8(OnnxRuntimeConverter):
         return [CPU_EP]
 
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
-        art = qdq_model(spec, cache)
+        art = qdq_model(spec, cache, spec.options.get("int8_form") or "tensorrt")
         art.variant = self.name
         return art
 

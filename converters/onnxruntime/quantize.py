@@ -68,11 +68,15 @@ def quantizer_version() -> str:
     return f"onnxruntime.quantization {ort.__version__}"
 
 
-def settings_record() -> dict:
+def settings_record(form: str = "tensorrt") -> dict:
     """The quantizer settings as the record states them."""
+    cpu = form == "cpu"
     return {"quantizer": "onnxruntime.quantization.quantize_static", "format": "QDQ",
-            "activations": "int8 symmetric per tensor", "weights": "int8 symmetric per channel",
-            "bias": "fp32", "quantized_ops": list(QUANTIZED_OPS), "extra_options": QDQ_EXTRA_OPTIONS}
+            "activations": ("uint8 asymmetric per tensor (Relu/Clip folded)" if cpu
+                            else "int8 symmetric per tensor"),
+            "weights": "int8 symmetric per channel", "bias": "fp32",
+            "quantized_ops": [*QUANTIZED_OPS, *(["Relu", "Clip"] if cpu else [])],
+            "extra_options": {**QDQ_EXTRA_OPTIONS, **({"ActivationSymmetric": False} if cpu else {})}}
 
 
 class _Reader:
@@ -166,8 +170,33 @@ def calibration_of(spec: ModelSpec) -> dict:
     return cal
 
 
-def qdq_model(spec: ModelSpec, cache: Path) -> Artifact:
+FORMS = ("tensorrt", "cpu")
+
+
+def form_settings(form: str) -> dict:
+    """quantize_static's arguments for a form of the QDQ model.
+    - ``tensorrt`` (every INT8 variant's by default): symmetric INT8 activations, the form
+      TensorRT consumes; a Relu/Clip stays FP32 between a DequantizeLinear and a
+      QuantizeLinear (ORT's quantizer removes it only for asymmetric activations).
+    - ``cpu`` (``--int8-form cpu``, onnxruntime-int8 only): ONNX Runtime's own x86/ARM
+      recommendation from the same calibration: unsigned INT8 activations with a zero point
+      (U8S8) and Relu/Clip folded into their producer's output range, so ONNX Runtime's
+      CPU provider runs each block in QLinearConv without FP32 round trips
+      (experiments/int8-cpu/: the TensorRT form was slower than FP32 for the small models)."""
+    from onnxruntime.quantization import QuantType
+
+    if form == "cpu":
+        return {"op_types_to_quantize": [*QUANTIZED_OPS, "Relu", "Clip"],
+                "activation_type": QuantType.QUInt8, "weight_type": QuantType.QInt8,
+                "extra_options": {**QDQ_EXTRA_OPTIONS, "ActivationSymmetric": False}}
+    return {"op_types_to_quantize": list(QUANTIZED_OPS), "activation_type": QuantType.QInt8,
+            "weight_type": QuantType.QInt8, "extra_options": dict(QDQ_EXTRA_OPTIONS)}
+
+
+def qdq_model(spec: ModelSpec, cache: Path, form: str = "tensorrt") -> Artifact:
     """The calibrated QDQ INT8 ONNX of ``spec``, from the FP32 export; cached and sealed."""
+    if form not in FORMS:
+        raise CalibrationError(f"unknown INT8 form {form!r} ({', '.join(FORMS)})")
     cal = calibration_of(spec)
     method = cal.get("method") or DEFAULT_CALIB_METHOD
     if method not in CALIB_METHODS:
@@ -179,7 +208,7 @@ def qdq_model(spec: ModelSpec, cache: Path) -> Artifact:
     key = spec.key("qdq", fp32_sha, cal["sha256"], method, cal["n"], calib_step(int(cal["n"])),
                    rules, sorted(user_excl),
                    quantizer_version(), json.dumps(QDQ_EXTRA_OPTIONS, sort_keys=True),
-                   QUANTIZED_OPS)
+                   QUANTIZED_OPS, *([form] if form != "tensorrt" else []))
     folder = Path(cache) / "int8"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{spec.name}-{key}.qdq.onnx"
@@ -194,20 +223,21 @@ def qdq_model(spec: ModelSpec, cache: Path) -> Artifact:
     for n in user_excl:
         excluded[n] = "excluded by --int8-exclude"
     t = time.perf_counter()
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import QuantFormat, quantize_static
 
     tmp = path.with_suffix(".part.onnx")
     reader = _Reader(cal["folder"], cal["mean"], cal["std"], int(cal["n"]))
+    fs = form_settings(form)
     quantize_static(fp32.path, str(tmp), reader, quant_format=QuantFormat.QDQ,
-                    op_types_to_quantize=list(QUANTIZED_OPS), per_channel=True,
-                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    op_types_to_quantize=fs["op_types_to_quantize"], per_channel=True,
+                    activation_type=fs["activation_type"], weight_type=fs["weight_type"],
                     nodes_to_exclude=list(excluded), calibrate_method=_method(method),
-                    extra_options={**QDQ_EXTRA_OPTIONS,
+                    extra_options={**fs["extra_options"],
                                    "CalibStridedMinMax": calib_step(len(reader))})
     quantize_s = time.perf_counter() - t
     tmp.replace(path)
     seal(path)
-    meta = {**settings_record(), "quantizer_version": quantizer_version(),
+    meta = {**settings_record(form), "quantizer_version": quantizer_version(), "form": form,
             "calibration": {k: cal[k] for k in ("n", "method", "sha256", "source", "files_sha256")
                             if k in cal} | {"method": method},
             "kept_fp32": kept_fp32(fp32.path, excluded), "fp32_onnx": fp32.path,
