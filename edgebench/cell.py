@@ -32,6 +32,7 @@ class RunSettings:
     parity_thresholds: dict = dataclasses.field(default_factory=dict)
     env: dict = dataclasses.field(default_factory=dict)   # set in the worker's environment
     memory_limit_mb: int | None = None  # address-space cap on each cell's process (RLIMIT_AS)
+    run_dir: str = ""                   # the run folder (LoadGen's logs go under it)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Cell:
     equivalence: str = ""               # why (the parity criterion or the reason it was not run)
     reference_sweep: list | None = None  # the reference variant's throughput by_batch (BSR)
     int8_cost: dict | None = None       # an INT8 variant's accuracy cost, from its parity cell
+    mlperf_seed: dict | None = None     # a scenario cell: its variant's latency/throughput figures
 
     def slug(self) -> str:
         return f"{self.model}__{self.variant}__{self.task}"

@@ -120,6 +120,18 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
     g.add_argument("--parity-int8-min-cosine", type=float, default=PARITY_DEFAULTS["int8_min_cosine"],
                    help="INT8 variants: least mean cosine similarity of the logits (default "
                         f"{PARITY_DEFAULTS['int8_min_cosine']:g})")
+    m = p.add_argument_group("MLPerf scenarios (--tasks singlestream multistream offline)")
+    m.add_argument("--mlperf-offline-batch", type=int, default=None, metavar="N",
+                   help="Offline: run LoadGen's query in batches of N. Default: the variant's "
+                        "best throughput batch in this run (else the accuracy batch)")
+    m.add_argument("--mlperf-min-duration", type=float, default=None, metavar="SECONDS",
+                   help="override each scenario's minimum duration (paper: MLPerf's 600 s; "
+                        "quick 10 s; smoke 1 s); the record then says it is not MLPerf-valid")
+    m.add_argument("--mlperf-min-queries", type=int, default=None, metavar="N",
+                   help="override each scenario's minimum query count")
+    m.add_argument("--mlperf-accuracy", action="store_true",
+                   help="also run LoadGen's AccuracyOnly mode in every scenario cell (default: "
+                        "in the Offline cell, where the labels are real)")
     seen = set()
     for name in converters.names():
         conv = converters.get(name)
@@ -141,6 +153,10 @@ def parity_thresholds(args: argparse.Namespace) -> dict:
             "int8_min_cosine": args.parity_int8_min_cosine}
 
 
+MLPERF_OPTIONS = ("mlperf_offline_batch", "mlperf_min_duration", "mlperf_min_queries",
+                  "mlperf_accuracy")
+
+
 def variant_options(args: argparse.Namespace) -> dict:
     """Every variant's own options by argparse dest name. Values such as "auto" stay as
     given: each variant settles them on the machine that runs its cells (the probe)."""
@@ -148,6 +164,8 @@ def variant_options(args: argparse.Namespace) -> dict:
 
     # The profile is passed on so a variant can scale its own costs (e.g. TVM without tuning).
     opts = {"profile": args.profile}
+    for key in MLPERF_OPTIONS:          # the scenario cells' settings (edgebench.mlperf)
+        opts[key] = getattr(args, key, None)
     for name in converters.names():
         for flag, kwargs in converters.get(name).cli_options:
             dest = kwargs.get("dest") or flag.lstrip("-").replace("-", "_")
@@ -227,7 +245,8 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
     settings = RunSettings(
         run_id=run_id, profile=args.profile, prof=prof, cache_dir=str(Path(args.cache_dir)),
         options=variant_options(args), device=sysinfo.device(),
-        parity_thresholds=parity_thresholds(args), memory_limit_mb=args.cell_memory_limit)
+        parity_thresholds=parity_thresholds(args), memory_limit_mb=args.cell_memory_limit,
+        run_dir=str(out))
     lock = _lock(out)
     torn = store.repair(out / "results.jsonl") if args.resume else None
     prior_records = store.read(out / "results.jsonl") if args.resume else []

@@ -15,7 +15,8 @@ from .errors import UsageError, check_out_dir
 # variants, tasks, the cell timeout and the cache may change between sessions.
 RESUME_SAME = ("profile", "data", "labels", "max_images", "weights", "seed", "parity_atol",
                "parity_min_top1", "parity_reduced_min_top1", "parity_reduced_min_top5",
-               "parity_int8_min_top1", "parity_int8_min_cosine")
+               "parity_int8_min_top1", "parity_int8_min_cosine", "mlperf_offline_batch",
+               "mlperf_min_duration", "mlperf_min_queries")
 
 
 def _check_numbers(args) -> None:
@@ -108,6 +109,12 @@ def validate(args) -> dict:
 
     _check_numbers(args)
     _check_repeats(args)
+    from .mlperf.settings import check_options as check_mlperf
+
+    try:
+        check_mlperf(variant_options(args))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if args.out:
         check_out_dir("--out", args.out)
     check_out_dir("--cache-dir", args.cache_dir)

@@ -8,9 +8,12 @@ from __future__ import annotations
 from .cell import REFERENCE_VARIANT, Cell
 
 TASKS = ("parity", "accuracy", "latency", "throughput")
-ALL_TASKS = ("convert", *TASKS)
+# MLPerf's scenarios through LoadGen (edgebench.mlperf): opt-in through --tasks, after the
+# latency and throughput cells whose figures seed them.
+SCENARIO_TASKS = ("singlestream", "multistream", "offline")
+ALL_TASKS = ("convert", *TASKS, *SCENARIO_TASKS)
 
-__all__ = ["ALL_TASKS", "REFERENCE_VARIANT", "TASKS", "build"]
+__all__ = ["ALL_TASKS", "REFERENCE_VARIANT", "SCENARIO_TASKS", "TASKS", "build"]
 
 
 def build(models: list[str], variants: list[str], tasks: list[str],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import report_int8, store
+from . import report_int8, report_mlperf, store
 from .profiles import COMPARABLE
 from .report_format import fmt, md_table, summary_rows, write_csv
 from .util import atomic_write_text
@@ -240,6 +240,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
             lines += [""] + notes
         lines.append("")
     lines += report_int8.section(records, meta)
+    lines += report_mlperf.section(records, meta)
     lines += _memory_notes()
     # An emulated device's figures, or a smoke run's, set beside the study's would read as a
     # comparison.

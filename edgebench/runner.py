@@ -26,6 +26,7 @@ from typing import Iterable
 from . import store
 from .cell import Cell, ModelInputs, RunSettings, new_record, now_iso
 from .errors import EXIT_CELLS_FAILED, EXIT_OK
+from .plan import SCENARIO_TASKS
 from .process import ForkServer, ServerDied, failure_reason, log_tail, partial_record, spawn
 
 PROBE_TIMEOUT_S = 300
@@ -218,8 +219,14 @@ class Session:
         if cell.task == "throughput" and cell.variant != ref:
             r = self._latest(cell.model, ref, "throughput")
             sweep = r.get("by_batch") if r else None
+        seed = None
+        if cell.task in SCENARIO_TASKS:      # LoadGen's expected latency/QPS, offline batch
+            from .mlperf.settings import seed_figures
+
+            seed = seed_figures(self._latest(cell.model, cell.variant, "latency"),
+                                self._latest(cell.model, cell.variant, "throughput"))
         return filled.with_(equivalent=eq, equivalence=why, reference_sweep=sweep,
-                            int8_cost=cost)
+                            int8_cost=cost, mlperf_seed=seed)
 
     def _latest(self, model: str, variant: str, task: str) -> dict | None:
         return store.find(self.records, model, variant, task, self.settings.device_id)

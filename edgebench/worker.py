@@ -193,6 +193,12 @@ def _measure(cell: Cell, conv, predictor, spec, data, cache: Path, monitor, on_s
                                   on_step=on_step)
     if cell.task == "convert":
         return "ok", {}, ""
+    if cell.task in ("singlestream", "multistream", "offline"):
+        from .mlperf import task as scenario
+
+        root = Path(cell.run.run_dir or cache) / "mlperf"
+        return scenario.run(cell, predictor, data, monitor, root / cell.slug(),
+                            _labels_real(cell)[0])
     raise ValueError(f"unknown task {cell.task}")
 
 
