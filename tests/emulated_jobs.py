@@ -10,7 +10,8 @@ check what it wrote. The x86 tests run meanwhile.
 The jobs run one after another, each on the one before it:
   setup  jetson/emulated/setup.sh (2 minutes from nothing, mostly downloads)
   item3  the suite inside the root on squeezenet1_1: pytorch, onnxruntime, onnxruntime-int8
-         (ONNX Runtime's ARM INT8 kernels), jax, tvm untuned; parity and latency
+         (ONNX Runtime's ARM INT8 kernels), jax, tvm untuned; parity, latency and LoadGen's
+         SingleStream (LoadGen compiled from its sdist in the root by setup.sh)
   item4  rpc.sh start; edgebench.tune on this host, 32 trials measured over RPC in the root,
          exported for jetson-agx-orin-cpu; rpc.sh stop; the artifact's parity inside the root
          with TVM's runtime library alone
@@ -76,7 +77,9 @@ class Lane:
         self._step("item3", [str(EMU / "run.sh"), "python", "-m", "edgebench.full",
                              "--models", MODEL, "--variants", "pytorch", "onnxruntime",
                              "onnxruntime-int8", "jax", "tvm", "--tasks", "parity", "latency",
-                             "--tvm-untuned", "--weights", "random", *ONE_IMAGE,
+                             "singlestream", "--tvm-untuned", "--weights", "random", *ONE_IMAGE,
+                             # LoadGen (built from its sdist in the root): 8 queries, 1 s
+                             "--mlperf-min-queries", "8", "--mlperf-min-duration", "1",
                              # calibrated on 4 sample images the run does not evaluate
                              "--int8-calib-images", "4",
                              "--out", str(self.folder / "item3")], timeout=1500)

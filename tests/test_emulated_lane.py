@@ -175,6 +175,14 @@ def test_suite_on_the_emulated_orin(lane):
         assert power.get("source") == "ina3221-sysfs", power
         assert set(power["rails"]) >= {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0"}, power
         assert rec.get("device_states"), "no device state sampled during the task"
+    # MLPerf's LoadGen, compiled from its sdist inside the root, drives every variant.
+    ss = {r["variant"]: r for r in recs if r["task"] == "singlestream"}
+    assert set(ss) == {"pytorch", "onnxruntime", "onnxruntime-int8", "jax", "tvm"}, sorted(ss)
+    for variant, rec in ss.items():
+        assert rec["status"] == "ok", (variant, rec.get("reason"))
+        assert rec["mlperf"]["loadgen_version"].startswith("6.0.17"), rec["mlperf"]
+        assert rec["mlperf"]["query_count"] >= 8 and rec["mlperf"]["value"] > 0
+        assert Path(rec["mlperf"]["logs"]["detail"]).is_file()
     meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
     state = meta["device_state"]
     assert state["kind"] == "jetson" and state["l4t"] == "36.4.4"

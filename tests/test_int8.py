@@ -297,3 +297,42 @@ def test_an_int8_run_measures_and_records_its_cost(tmp_path):
     assert lat["device"]["cpu_int8"]["best"]
     run = json.loads((out / "run.json").read_text())
     assert run["models"]["mobilenetv2_100"]["int8_calibration"]["n"] == 16   # smoke's count
+
+
+@pytest.mark.slow
+def test_a_model_the_quantizer_cannot_handle_fails_its_cell_with_the_quantizers_message(
+        tmp_path):
+    """Calibration images of the wrong size (48x48 for a 160x160 model): ONNX Runtime's
+    calibration session refuses them inside quantize_static. The INT8 cell is 'failed' with
+    that message; the next cell of the run runs."""
+    import copy
+    import dataclasses
+
+    from converters.onnxruntime.quantize import calibration_set_hash
+    from edgebench import runner
+    from edgebench.cell import Cell, RunSettings
+    from edgebench.data import prepare
+    from edgebench.profiles import PROFILES
+
+    from testlib import TINY
+
+    prof = copy.deepcopy(PROFILES["smoke"])
+    prof.update(idle_s=0.0)
+    settings = RunSettings(run_id="t", profile="smoke", prof=prof, cache_dir=str(tmp_path / "c"),
+                           options={"torch_device": "cpu"}, device={"kind": "cpu", "name": "t"})
+    with runner.Session(settings, tmp_path / "logs", cell_timeout=300) as s:
+        s.probe(["pytorch", "onnxruntime-int8"], {TINY: (3, 160, 160)})
+        s.prepare(TINY, resolve_source(None), "random", 0, calibration=bundled_calibration().limit(4))
+        good = s.inputs[TINY].calibration
+        assert good is not None and good["n"] == 4
+        cfg = {"input_size": (3, 48, 48), "interpolation": "bilinear", "crop_pct": 0.875,
+               "crop_mode": "center"}
+        wrong = prepare(bundled_calibration().limit(4), cfg, tmp_path / "c")
+        s.inputs[TINY] = dataclasses.replace(s.inputs[TINY], calibration={
+            **good, "folder": str(wrong), "sha256": calibration_set_hash(str(wrong))})
+        bad = s.run(Cell(TINY, "onnxruntime-int8", "parity"))
+        after = s.run(Cell(TINY, "pytorch", "latency"))
+    assert bad["status"] == "failed"
+    assert "invalid dimensions" in bad["reason"].lower() or "dimension" in bad["reason"].lower(), \
+        bad["reason"]
+    assert after["status"] == "ok"

@@ -90,7 +90,13 @@ def main(models: list[str]) -> None:
     print(json.dumps({"cpu_int8": cpu_int8(), "onnxruntime": ort.__version__}))
     for model in models:
         fp32 = _latest(f"onnx/{model}-*.onnx")
-        trt = _latest(f"int8/{model}-*.qdq.onnx")
+        # The newest TensorRT-form QDQ model of this model (a cpu-form one says "form": "cpu").
+        cands = sorted((f for f in glob.glob(str(CACHE / "int8" / f"{model}-*.qdq.onnx"))
+                        if json.loads(Path(f).with_suffix(".json").read_text(encoding="utf-8"))
+                        .get("form", "tensorrt") == "tensorrt"), key=os.path.getmtime)
+        if not cands:
+            raise SystemExit(f"{model}: no TensorRT-form QDQ model in {CACHE / 'int8'}")
+        trt = cands[-1]
         meta = json.loads(Path(trt).with_suffix(".json").read_text(encoding="utf-8"))
         cal_rec = meta["calibration"]
         folders = [d for d in glob.glob(str(CACHE / "data" / "*"))

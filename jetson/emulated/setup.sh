@@ -13,7 +13,10 @@
 #      host's pip from aarch64 wheels (pip under QEMU is slow and cannot check PyPI's
 #      certificates there); wheels are kept in the cache
 #   5. edgebench itself, editable: the repository is mounted at the same path by run.sh
-#   6. the recreated Tegra files (tegra.py install)
+#   6. MLPerf's LoadGen (mlcommons-loadgen, pinned in pyproject.toml) compiled from its sdist
+#      inside the root with the root's g++ and Python headers, as pip does on a Jetson (PyPI
+#      has no aarch64 wheel); the built wheel is kept in the cache
+#   7. the recreated Tegra files (tegra.py install)
 #
 #   EDGEBENCH_EMULATED_APT=0   do not apt-get install missing tools (fail instead)
 # Exit status: 0 ready, 3 QEMU user-mode emulation cannot be had here (the message says why),
@@ -26,7 +29,7 @@ source "$(dirname "$0")/common.sh"
 T0=$SECONDS
 SUITE=bookworm
 MIRROR=${EDGEBENCH_EMULATED_MIRROR:-http://deb.debian.org/debian}
-PACKAGES=python3,libstdc++6,libgomp1,g++
+PACKAGES=python3,libstdc++6,libgomp1,g++,python3-dev
 REQ=$EMU_REPO/jetson/emulated/requirements-aarch64.txt
 SITE=$EMU_ROOT$EMU_VENV/lib/python$EMU_PY/site-packages
 PLATFORM=(--platform manylinux_2_28_aarch64 --platform manylinux_2_27_aarch64
@@ -159,7 +162,47 @@ fi
 cp "$EMU_REPO/jetson/emulated/_edgebench_emulated_qemu.py" "$SITE/"
 echo "import _edgebench_emulated_qemu" > "$SITE/_edgebench_emulated_qemu.pth"
 
-# 6. the recreated AGX Orin system
+# 6. MLPerf's LoadGen from its sdist, compiled inside the root (under QEMU), as on a board
+LG_PIN=$(grep -o '"mlcommons-loadgen==[^"]*"' "$EMU_REPO/pyproject.toml" | tr -d '"')
+LG_KEY="$LG_PIN $ROOT_KEY"
+LG_DIR=$EMU_CACHE/loadgen
+if stamp_ok loadgen "$LG_KEY" && [ -n "$(ls "$SITE"/mlperf_loadgen*.so 2>/dev/null)" ]; then
+  emu_say "loadgen: $LG_PIN installed (built from its sdist in the root)"
+else
+  LOG=$EMU_DIR/loadgen.log
+  mkdir -p "$LG_DIR"
+  WHEEL=$(ls "$LG_DIR"/mlcommons_loadgen-*-linux_aarch64.whl 2>/dev/null | head -n 1 || true)
+  if [ -z "$WHEEL" ] || [ "$(cat "$LG_DIR/key" 2>/dev/null)" != "$LG_KEY" ]; then
+    rm -f "$LG_DIR"/*.whl
+    emu_say "loadgen: building $LG_PIN from its sdist with the root's g++ under QEMU (minutes)"
+    # The sdist and its build requirements (pybind11 2.11.1, setuptools, wheel: pure Python)
+    # come from PyPI on the host; the compiler runs inside the root.
+    "$HOST_PY" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+      "$LG_PIN" -d "$LG_DIR" >"$LOG" 2>&1 \
+      && "$HOST_PY" -m pip install -q --disable-pip-version-check --no-deps --upgrade \
+        --target "$EMU_ROOT/opt/loadgen-build/tools" "pybind11==2.11.1" "setuptools==80.9.0" \
+        "wheel==0.45.1" >>"$LOG" 2>&1 \
+      || { tail -n 5 "$LOG" >&2; emu_die "downloading $LG_PIN's sdist and build tools failed ($LOG)"; }
+    rm -rf "$EMU_ROOT/opt/loadgen-build/src" && mkdir -p "$EMU_ROOT/opt/loadgen-build/src"
+    tar -C "$EMU_ROOT/opt/loadgen-build/src" --strip-components=1 -xzf "$LG_DIR"/mlcommons_loadgen-*.tar.gz
+    t=$SECONDS
+    chroot "$EMU_ROOT" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/tmp CFLAGS=-std=c++14 \
+      PYTHONPATH=/opt/loadgen-build/tools /bin/sh -c \
+      "cd /opt/loadgen-build/src && $EMU_VENV/bin/python setup.py -q bdist_wheel -d /opt/loadgen-build/dist" \
+      >>"$LOG" 2>&1 || { tail -n 20 "$LOG" >&2; emu_die "building $LG_PIN in the root failed ($LOG)"; }
+    cp "$EMU_ROOT"/opt/loadgen-build/dist/mlcommons_loadgen-*.whl "$LG_DIR/"
+    echo "$LG_KEY" > "$LG_DIR/key"
+    rm -rf "$EMU_ROOT/opt/loadgen-build"
+    emu_say "loadgen: built in $((SECONDS - t)) s under QEMU"
+    WHEEL=$(ls "$LG_DIR"/mlcommons_loadgen-*-linux_aarch64.whl | head -n 1)
+  fi
+  # A wheel is a zip laid out for site-packages.
+  "$HOST_PY" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+    "$WHEEL" "$SITE"
+  echo "$LG_KEY" > "$EMU_STAMPS/loadgen"
+fi
+
+# 7. the recreated AGX Orin system
 emu_say "tegra: recreated AGX Orin files (/etc/nv_tegra_release R36.4.4, nvpmodel," \
         "jetson_clocks and tegrastats stand-ins, device tree, clocks, INA3221 rails)"
 "$HOST_PY" "$EMU_REPO/jetson/emulated/tegra.py" install "$EMU_ROOT"
@@ -171,6 +214,7 @@ from importlib.metadata import version as v
 from edgebench import sysinfo
 d = sysinfo.device()
 print(d["name"], "on", d["arch"], "| python", platform.python_version(), "|",
-      ", ".join(f"{p} {v(p)}" for p in ("torch", "onnxruntime", "apache-tvm", "jax")))
+      ", ".join(f"{p} {v(p)}" for p in ("torch", "onnxruntime", "apache-tvm", "jax",
+                                          "mlcommons-loadgen")))
 ' 2>&1 | tail -n 1)"
 emu_say "done in $((SECONDS - T0)) s: jetson/emulated/run.sh CMD... runs CMD in the emulated Orin"
