@@ -9,7 +9,10 @@
 - tensorrt-int8: its plan per TensorRT version (flags, no FP16 ONNX), its convert() wiring
   (QDQ source, key, record) with TensorRT, the GPU and the engine build replaced by fakes,
 - the FP16 ONNX conversion TensorRT 11 needs, on real exported models, run by ORT CPU,
-- available() saying no, with the real reason, on a machine without TensorRT or CUDA.
+- available() saying no, with the real reason, on a machine without TensorRT or CUDA,
+- --trt-offline-all-accelerators: which devices serve Offline per TensorRT version and DLA
+  core count, each DLA engine's settings and key, the batch split on static profiles, and
+  convert()/load() wiring with TensorRT, the GPU, the builds and the predictor faked.
 Building and running an engine (and CUDA graph capture) needs a GPU and TensorRT and is not
 tested here; tests/test_tensorrt_typecheck.py checks the calls against TensorRT's typed API.
 """
@@ -27,9 +30,11 @@ import pytest
 from converters.tensorrt.onnx_fp16 import to_fp16_onnx
 from converters.tensorrt.plan import (DEFAULT_MAX_BATCH, batch_plan, builder_settings,
                                       dla_batch_check, engine_cache_key, engine_fields,
-                                      measured_batches, parse_layer_placement, parse_version,
-                                      plan_for, search_sizes, summarize_engine_information,
-                                      sync_point, timing_cache_path, variant_options)
+                                      measured_batches, offline_devices_plan,
+                                      offline_dla_settings, parse_layer_placement, parse_version,
+                                      plan_for, search_sizes, split_batch,
+                                      summarize_engine_information, sync_point, timing_cache_path,
+                                      variant_options)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -108,7 +113,8 @@ def _settings(run: dict, version: str = "10.3.0.30", precision: str = "fp16", **
 def test_variant_options_defaults_and_refusals():
     assert variant_options(None) == {"trt_max_batch": None, "trt_opt_batch": None,
                                      "workspace_mb": None, "fp16_mode": "auto", "dla_core": None,
-                                     "gpu_fallback": True, "cuda_graph": False}
+                                     "gpu_fallback": True, "cuda_graph": False,
+                                     "offline_all_accelerators": False}
     o = variant_options({"trt_max_batch": 16, "trt_opt_batch": 4, "trt_fp16_mode": "onnx",
                          "trt_dla_core": 1, "trt_dla_no_gpu_fallback": True,
                          "trt_cuda_graph": True})
@@ -778,3 +784,260 @@ def test_trt_module_is_nvidias_top_level_tensorrt(monkeypatch):
     with pytest.raises(ImportError, match="not NVIDIA's TensorRT"):
         trt_module()
 
+
+
+# ------------------------------------------------------------------ Offline on every accelerator
+
+ALL = {"trt_offline_all_accelerators": True}
+GPU = [("gpu", None)]
+GPU_2DLA = [("gpu", None), ("dla0", 0), ("dla1", 1)]
+
+
+@pytest.mark.parametrize("n_dla,version,options,precision,devices,reason", [
+    (2, "10.3.0.30", ALL, "fp16", GPU_2DLA, ""),                  # AGX Orin, JetPack 6.1/6.2
+    (2, "8.6.2.3", ALL, "fp16", GPU_2DLA, ""),                    # JetPack 6.0
+    (2, "8.5.2.2", ALL, "int8", GPU_2DLA, ""),                    # MLPerf v3.1's TensorRT
+    (2, "11.4.1", ALL, "fp16", GPU_2DLA, ""),                     # JetPack 7.2.2+
+    (1, "10.3.0.30", ALL, "fp16", [("gpu", None), ("dla0", 0)], ""),
+    (0, "10.3.0.30", ALL, "fp16", GPU, "0 DLA cores"),            # no DLA on this device
+    (2, "10.13.3.9", ALL, "fp16", GPU, "10.7 was the last"),      # no DLA in this TensorRT
+    (2, "11.1.0", ALL, "int8", GPU, "11.0 to 11.4.0 have none"),
+    (2, "8.4.1.5", ALL, "fp16", GPU, "DLA needs TensorRT 8.5+"),
+    (2, "10.3.0.30", {**ALL, "trt_fp16_mode": "onnx"}, "fp16", GPU, "takes FP16 from BuilderFlag"),
+    (2, "10.3.0.30", {}, "fp16", GPU, "--trt-offline-all-accelerators not given"),
+])
+def test_offline_devices_plan(n_dla, version, options, precision, devices, reason):
+    got = offline_devices_plan(n_dla, version, options, precision)
+    assert got.devices == devices
+    assert (reason in got.reason) if reason else got.reason == ""
+    names, why = got                                  # unpacks as (devices, reason)
+    assert names == devices and why == got.reason
+
+
+def test_offline_dla_engines_are_the_dla_path_with_their_own_keys():
+    run = {**QUICK, **ALL}
+    o = variant_options(run)
+    plan = plan_for("10.3.0.30")
+    m = measured_batches(run)
+    per_core = {k: offline_dla_settings(o, m, plan, SIZE, k) for k in (0, 1)}
+    for k, s in per_core.items():
+        # What --trt-dla-core k builds: DLA default device, GPU fallback, static profiles.
+        assert s == _settings(QUICK, trt_dla_core=k)
+        assert (s["default_device_type"], s["dla_core"], s["gpu_fallback"]) == ("DLA", k, True)
+        assert s["builder_flags"] == ["FP16", "GPU_FALLBACK"]
+        assert all(p["min"] == p["opt"] == p["max"] for p in s["profiles"])
+    # The GPU engine is the one built without the option: its key does not change.
+    gpu = builder_settings(o, m, plan, SIZE)
+    assert engine_fields(gpu) == engine_fields(_settings(QUICK))
+    keys = {name: engine_cache_key(**{**BASE, "build": engine_fields(s)})
+            for name, s in [("gpu", gpu), ("dla0", per_core[0]), ("dla1", per_core[1])]}
+    assert len(set(keys.values())) == 3
+    # --mlperf-offline-batch adds a static profile at that batch (its own engine, own key).
+    at12 = offline_dla_settings(o, m, plan, SIZE, 0, offline_batch=12)
+    assert [p["max"][0] for p in at12["profiles"]] == [1, 2, 4, 8, 12, 16]
+    assert at12["batches"]["run_batch_sizes"] == [1, 2, 4, 8, 12, 16]
+    assert engine_fields(at12) != engine_fields(per_core[0])
+    above = offline_dla_settings(o, m, plan, SIZE, 1, offline_batch=40)
+    assert [p["max"][0] for p in above["profiles"]] == [1, 2, 4, 8, 16]
+    assert any("Offline batch 40 is above the engine's max batch 16" in n
+               for n in above["batches"]["notes"])
+    # INT8 on 11.4.1 (strongly typed): no precision flags, GPU fallback only.
+    int8 = offline_dla_settings(o, m, plan_for("11.4.1", precision="int8"), SIZE, 1,
+                                precision="int8")
+    assert int8["builder_flags"] == ["GPU_FALLBACK"] and int8["dla_core"] == 1
+
+
+def test_split_batch_on_static_profiles():
+    sizes = [1, 2, 4, 8, 16]
+    assert split_batch(8, sizes) == [8]
+    assert split_batch(12, sizes) == [8, 4]
+    assert split_batch(31, sizes) == [16, 8, 4, 2, 1]
+    assert split_batch(40, sizes) == [16, 16, 8]          # above the engine's max
+    assert split_batch(40, [1, 2, 4, 8, 16, 24]) == [24, 16]
+    assert sum(split_batch(511, [1, 2, 4, 8, 16, 32, 64, 128, 256])) == 511
+    with pytest.raises(ValueError, match="cannot be made"):
+        split_batch(3, [2, 4])
+    with pytest.raises(ValueError, match=">= 1"):
+        split_batch(0, sizes)
+
+
+def test_offline_option_parses_and_refuses_trt_dla_core():
+    import converters
+    from edgebench.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["--variants", "tensorrt-int8", "--trt-offline-all-accelerators"])
+    assert args.trt_offline_all_accelerators is True
+    assert parser.parse_args(["--variants", "tensorrt-fp16"]).trt_offline_all_accelerators is False
+    help_text = " ".join(parser.format_help().split())
+    assert help_text.count("--trt-offline-all-accelerators ") == 1     # declared once, by fp16
+    assert "mlperf.device_shares" in help_text
+    assert variant_options(ALL)["offline_all_accelerators"] is True
+    for name in ("tensorrt-fp16", "tensorrt-int8"):
+        conv = converters.get(name)
+        conv.check_options(ALL)
+        with pytest.raises(ValueError) as e:
+            conv.check_options({**ALL, "trt_dla_core": 0})
+        assert "--trt-offline-all-accelerators" in str(e.value)
+        assert "--trt-dla-core 0" in str(e.value)
+
+
+class _FakeTrtPredictor:
+    """Stands in for TrtPredictor in load(): what it was given, and static sizes for DLA."""
+
+    fail_core: int | None = None
+
+    def __init__(self, data, plan, meta, run):
+        if run["dla_core"] is not None and run["dla_core"] == self.fail_core:
+            from converters.base import OutOfMemory
+
+            raise OutOfMemory("create_execution_context failed (device memory?)")
+        self.data, self.run = data, run
+        self.batch_sizes = [1, 2, 4, 8, 16] if run["dla_core"] is not None else run["batch_sizes"]
+        self.meta = dict(meta, engine_layers={"layers": 3})
+        if run.get("split_batches"):
+            self.meta["split_batches"] = "pieces"
+
+
+def _offline_convert(monkeypatch, tmp_path, version: str, n_dla: int, fail_build_core=None,
+                     **options):
+    """tensorrt-fp16's convert() and load() with --trt-offline-all-accelerators, with
+    TensorRT, the GPU, the export, the builds and the predictor replaced by fakes."""
+    import converters
+    import converters.tensorrt as pkg
+    import converters.tensorrt.predictor as pred
+    from converters.base import Artifact, ModelSpec
+
+    onnx = tmp_path / "m.onnx"
+    onnx.write_bytes(b"fp32-onnx")
+    built: list = []
+
+    def fake_build(source, settings, timing_cache):
+        if settings["dla_core"] is not None and settings["dla_core"] == fail_build_core:
+            raise ValueError("the DLA cannot take this engine")
+        built.append(settings)
+        dev = "gpu" if settings["dla_core"] is None else f"dla{settings['dla_core']}"
+        return f"engine-{dev}".encode(), {"build_s": 1.5, "builder": engine_fields(settings),
+                                          "trt_profiles": settings["profiles"],
+                                          "dla": {"core": settings["dla_core"]}}
+
+    monkeypatch.setattr("converters.onnxruntime.export_onnx",
+                        lambda spec, cache: Artifact("onnx", path=str(onnx), meta={}))
+    monkeypatch.setattr(pkg, "trt_module", lambda: _FakeTrt(version))
+    monkeypatch.setattr(pkg, "device_identity", lambda: ("Orin", "8.7"))
+    monkeypatch.setattr(pkg, "dla_core_count", lambda: n_dla)
+    monkeypatch.setattr(pkg, "build_engine", fake_build)
+    monkeypatch.setattr(pred, "TrtPredictor", _FakeTrtPredictor)
+    spec = ModelSpec(name="m", weights="random-seed-0", input_size=SIZE, num_classes=10,
+                     build=lambda: None, options={**QUICK, **ALL, **options})
+    conv = converters.get("tensorrt-fp16")
+    art = conv.convert(spec, tmp_path / "cache")
+    return conv, spec, art, built
+
+
+def test_offline_all_accelerators_convert_and_load(monkeypatch, tmp_path):
+    conv, spec, art, built = _offline_convert(monkeypatch, tmp_path, "10.3.0.30", 2)
+    assert [s["dla_core"] for s in built] == [None, 0, 1]
+    assert built[0] == _settings(QUICK)                    # the GPU engine as without the option
+    assert built[1]["gpu_fallback"] is True and built[2]["default_device_type"] == "DLA"
+    off = art.meta["offline_accelerators"]
+    assert off["devices"] == off["planned"] == ["gpu", "dla0", "dla1"]
+    assert off["gpu_only_because"] is None and off["not_used"] == {}
+    keys = {art.meta["engine_key"], off["engines"]["dla0"]["engine_key"],
+            off["engines"]["dla1"]["engine_key"]}
+    assert len(keys) == 3
+    for name, core in (("dla0", 0), ("dla1", 1)):
+        e = off["engines"][name]
+        assert e["dla_core"] == core and Path(e["path"]).read_bytes() == f"engine-{name}".encode()
+        assert Path(e["path"]).name == f"m-{e['engine_key']}.engine" and not e["cached"]
+    # Not in the GPU engine's .json: a run without the option reuses that engine as it was.
+    sidecar = json.loads(Path(art.path).with_suffix(".json").read_text(encoding="utf-8"))
+    assert "offline_accelerators" not in sidecar
+    p = conv.load(art, spec)
+    assert list(p.offline_devices) == ["gpu", "dla0", "dla1"] and p.offline_devices["gpu"] is p
+    assert p.data == b"engine-gpu" and p.run["dla_core"] is None and "split_batches" not in p.run
+    for name, core in (("dla0", 0), ("dla1", 1)):
+        d = p.offline_devices[name]
+        assert d.data == f"engine-{name}".encode()           # read back, sha256 checked
+        assert d.run == {"batch_sizes": None, "cuda_graph": False, "dla_core": core,
+                         "split_batches": True}
+    rec = p.meta["offline_accelerators"]
+    assert rec["devices"] == ["gpu", "dla0", "dla1"]
+    assert rec["engine_keys"] == {"gpu": art.meta["engine_key"],
+                                  "dla0": off["engines"]["dla0"]["engine_key"],
+                                  "dla1": off["engines"]["dla1"]["engine_key"]}
+    assert rec["engines"]["dla1"]["batch_sizes"] == [1, 2, 4, 8, 16]
+    # A second run reuses all three engines.
+    _, _, again, rebuilt = _offline_convert(monkeypatch, tmp_path, "10.3.0.30", 2)
+    assert rebuilt == [] and again.cached
+    assert all(e["cached"] for e in again.meta["offline_accelerators"]["engines"].values())
+    assert again.meta["offline_accelerators"]["engines"]["dla0"]["engine_key"] == \
+        off["engines"]["dla0"]["engine_key"]
+
+
+@pytest.mark.parametrize("version,n_dla,why", [("10.13.3.9", 2, "10.7 was the last"),
+                                              ("10.3.0.30", 0, "0 DLA cores")])
+def test_offline_all_accelerators_without_dla_serves_from_the_gpu(monkeypatch, tmp_path,
+                                                                   version, n_dla, why):
+    conv, spec, art, built = _offline_convert(monkeypatch, tmp_path, version, n_dla)
+    assert [s["dla_core"] for s in built] == [None]
+    off = art.meta["offline_accelerators"]
+    assert off["devices"] == ["gpu"] and why in off["gpu_only_because"]
+    p = conv.load(art, spec)
+    assert p.offline_devices == {"gpu": p}
+    assert why in p.meta["offline_accelerators"]["gpu_only_because"]
+
+
+def test_offline_dla_engine_that_cannot_build_or_load_is_left_out(monkeypatch, tmp_path):
+    conv, spec, art, built = _offline_convert(monkeypatch, tmp_path, "10.3.0.30", 2,
+                                              fail_build_core=1)
+    off = art.meta["offline_accelerators"]
+    assert off["devices"] == ["gpu", "dla0"] and off["planned"] == ["gpu", "dla0", "dla1"]
+    assert "the DLA cannot take this engine" in off["not_used"]["dla1"]
+    monkeypatch.setattr(_FakeTrtPredictor, "fail_core", 0)
+    p = conv.load(art, spec)
+    assert list(p.offline_devices) == ["gpu"]
+    assert "load: OutOfMemory" in p.meta["offline_accelerators"]["not_used"]["dla0"]
+    assert p.meta["offline_accelerators"]["devices"] == ["gpu"]
+
+
+def test_dla_predictor_splits_a_batch_its_profiles_lack_and_closes_with_the_gpu_one():
+    from converters.tensorrt.predictor import TrtPredictor
+
+    calls: list = []
+
+    def fake_call(batch):
+        calls.append(len(batch))
+        return batch[:, :2, 0, 0].copy()            # stand-in logits, row i from sample i
+
+    dla = TrtPredictor.__new__(TrtPredictor)
+    dla.split_batches, dla.batch_sizes = True, [1, 2, 4, 8, 16]
+    dla._call = fake_call
+    x = np.arange(12 * 3 * 2 * 2, dtype=np.float32).reshape(12, 3, 2, 2)
+    out = dla(x)
+    assert calls == [8, 4] and np.array_equal(out, x[:, :2, 0, 0])
+    calls.clear()
+    dla(x[:8])
+    assert calls == [8]
+    gpu = TrtPredictor.__new__(TrtPredictor)       # dynamic profile: never split
+    gpu.split_batches, gpu.batch_sizes, gpu._call = False, None, fake_call
+    calls.clear()
+    gpu(x)
+    assert calls == [12]
+
+    closed: list = []
+
+    class _Torch:
+        class cuda:                                     # noqa: N801 - torch.cuda's shape
+            @staticmethod
+            def empty_cache():
+                closed.append("empty_cache")
+
+    class _Other:
+        def close(self):
+            closed.append("dla")
+
+    gpu.torch = _Torch
+    gpu.offline_devices = {"gpu": gpu, "dla0": _Other(), "dla1": _Other()}
+    gpu.close()
+    assert closed == ["dla", "dla", "empty_cache"] and not hasattr(gpu, "offline_devices")

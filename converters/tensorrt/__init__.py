@@ -20,8 +20,10 @@ Layout of this package (one job per module):
 Options (both variants; declared by tensorrt-fp16): ``--trt-max-batch`` / ``--trt-opt-batch``
 (the profile; rule in plan.py), ``--trt-workspace-mb``, ``--trt-fp16-mode`` (FP16 only:
 tensorrt-int8 ignores it and records so), ``--trt-cuda-graph``, ``--trt-dla-core N``
-(+ ``--trt-dla-no-gpu-fallback``). tensorrt-int8's calibration set is the run's
-(``needs_calibration``; ``--int8-calib-*`` / ``--int8-exclude``, declared by onnxruntime-int8).
+(+ ``--trt-dla-no-gpu-fallback``), ``--trt-offline-all-accelerators`` (the offline task on
+the GPU and every DLA core at once; not with ``--trt-dla-core``). tensorrt-int8's calibration
+set is the run's (``needs_calibration``; ``--int8-calib-*`` / ``--int8-exclude``, declared by
+onnxruntime-int8).
 
 What the record's ``variant_meta`` says (besides versions, GPU and the ONNX it came from):
 ``batches`` (the engine's max/opt batch and where each came from, the sizes the cell
@@ -31,7 +33,12 @@ back from the engine), ``builder`` (flags, workspace, device type, DLA core, GPU
 profiling verbosity), ``dla`` (null, or the core, fallback, DLA limits, how many layers the
 DLA can run and the builder's DLA/GPU layer placement), ``engine_layers`` (engine inspector
 summary), ``cuda_graph`` (enabled, and how it is captured and replayed) and ``sync`` (where a
-call waits for the device).
+call waits for the device). With ``--trt-offline-all-accelerators``, ``offline_accelerators``:
+the devices that serve Offline (``devices``: gpu, dla0, dla1, ...), those planned, why only the
+GPU serves where it does (``gpu_only_because``: no DLA in this TensorRT, or 0 DLA cores), any
+DLA engine left out and why (``not_used``), ``engine_keys`` per device and, per DLA engine, its
+key, file, build (or reuse) time, profiles and DLA facts. The DLA engines' build time is not in
+``convert_s``, which stays the GPU engine's.
 
 INT8 records add ``int8`` (the quantizer's settings, calibration set hash and method, what
 stayed FP32: ``qdq_model``'s meta), ``precision_flags``, ``network_typing`` and where the layers
@@ -43,7 +50,10 @@ Caches (under the run's cache dir): ``tensorrt/<model>-<key>.engine`` (INT8:
 calibration), TensorRT version, GPU name and compute capability, builder settings (profiles,
 flags, DLA core, workspace), FP16 route and, for INT8, the precision;
 ``tensorrt/timing-<trt>-<gpu>-sm<cc>.cache``: the timing cache, shared by all models on that
-GPU/TensorRT. An engine's sha256 is checked before every deserialize.
+GPU/TensorRT. An engine's sha256 is checked before every deserialize. The Offline DLA engines
+(``--trt-offline-all-accelerators``) are cached the same way, each with its own key (the DLA
+core is in the builder settings; without ``--mlperf-offline-batch`` a core's engine is the one
+``--trt-dla-core N`` builds, and is shared with it).
 
 Importing this package imports neither tensorrt nor torch nor onnxconverter-common: the
 registry lists every variant. ``import tensorrt`` (in build.py) is absolute and reaches
@@ -55,18 +65,23 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from converters import register
 from converters.base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor,
                              SkipVariant)
-from edgebench.cache_integrity import check_cached, seal
+from edgebench.cache_integrity import CacheCorrupted, check_cached, seal
 from edgebench.util import atomic_write_json
 
-from .build import (build_engine, device_identity, make_logger, read_engine, replace_bytes,
-                    trt_module)
+from .build import (build_engine, device_identity, dla_core_count, make_logger, read_engine,
+                    replace_bytes, trt_module)
 from .onnx_fp16 import to_fp16_onnx
-from .plan import (DEFAULT_OPT_BATCH, TrtPlan, builder_settings, engine_cache_key, engine_fields,
-                   measured_batches, plan_for, timing_cache_path, variant_options)
+if TYPE_CHECKING:
+    from .predictor import TrtPredictor
+
+from .plan import (DEFAULT_OPT_BATCH, GPU_DEVICE, TrtPlan, builder_settings, engine_cache_key,
+                   engine_fields, measured_batches, offline_devices_plan, offline_dla_settings,
+                   plan_for, timing_cache_path, variant_options)
 
 
 @register
@@ -107,6 +122,13 @@ class TensorRTFP16(Converter):
                                        "help": "with --trt-dla-core: no GPU fallback; a model with "
                                                "a layer the DLA cannot run is skipped, naming "
                                                "the layers"}),
+        ("--trt-offline-all-accelerators", {
+            "action": "store_true",
+            "help": "for the offline task (MLPerf Offline), also build one engine per DLA core "
+                    "(Builder.num_DLA_cores; GPU fallback on, static profiles as "
+                    "--trt-dla-core builds them, plus one at --mlperf-offline-batch when given) "
+                    "and serve LoadGen's query from the GPU engine and every DLA engine at "
+                    "once; the record's mlperf.device_shares says how many samples each took"}),
     )
 
     def versions(self) -> dict:
@@ -164,9 +186,15 @@ class TensorRTFP16(Converter):
         if missing:
             return Availability.no(missing, tensorrt=version)
         name, cc = device_identity()
+        offline: dict = {}
+        if opts["offline_all_accelerators"]:
+            devices, why = offline_devices_plan(n_dla, version, options, self.precision)
+            offline = {"offline_devices": [d for d, _ in devices]}
+            if why:
+                offline["offline_gpu_only_because"] = why
         return Availability.yes(tensorrt=version, gpu=name, compute_capability=cc,
                                 fp16_via=plan.fp16_via, io_api=plan.io_api, dla_cores=n_dla,
-                                **self._plan_facts(plan))
+                                **offline, **self._plan_facts(plan))
 
     # -- what differs between the FP16 and INT8 variants (TensorRTINT8 overrides these) ------
     def _source_missing(self, plan: TrtPlan) -> str:
@@ -209,21 +237,37 @@ class TensorRTFP16(Converter):
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
         trt = trt_module()
         try:
-            plan, _, settings = self._settings(spec, trt.__version__)
+            plan, opts, settings = self._settings(spec, trt.__version__)
         except ValueError as e:
             raise SkipVariant(str(e)) from e
         onnx_art = self._source_onnx(spec, cache)
-        onnx_sha = onnx_art.sha256() or ""
         gpu, cc = device_identity()
-        key = engine_cache_key(spec.key(), onnx_sha, trt.__version__, gpu, cc,
-                               engine_fields(settings), plan.fp16_via, plan.precision)
         folder = Path(cache) / "tensorrt"
         folder.mkdir(parents=True, exist_ok=True)
+        art = self._engine(spec, folder, onnx_art, plan, settings, trt.__version__, gpu, cc)
+        if not art.cached:
+            # convert_s covers FP16 conversion + engine build; the shared ONNX export (and for
+            # INT8 the calibration) is timed by its artifact when it happened in this process.
+            art.convert_s += onnx_art.convert_s
+        if opts["offline_all_accelerators"]:
+            # Not in the GPU engine's .json (written above): a run without the option may
+            # reuse that engine. The DLA engines' build time is theirs, not convert_s.
+            art.meta["offline_accelerators"] = self._offline_engines(
+                spec, folder, onnx_art, plan, opts, trt.__version__, gpu, cc)
+        return art
+
+    def _engine(self, spec: ModelSpec, folder: Path, onnx_art: Artifact, plan: TrtPlan,
+                settings: dict, version: str, gpu: str, cc: str) -> Artifact:
+        """The engine for ``settings`` from the source ONNX ``onnx_art``: reused from the cache
+        (its bytes fully hashed) or built, sealed and cached. ``convert_s``: this build only."""
+        onnx_sha = onnx_art.sha256() or ""
+        key = engine_cache_key(spec.key(), onnx_sha, version, gpu, cc,
+                               engine_fields(settings), plan.fp16_via, plan.precision)
         tag = "" if plan.precision == "fp16" else f"{plan.precision}-"
         engine_path = folder / f"{spec.name}-{tag}{key}.engine"
         meta_path = engine_path.with_suffix(".json")
         # This run's batch plan (not the engine's: another run may reuse the engine).
-        base_meta = {"tensorrt": trt.__version__, "gpu": gpu, "compute_capability": cc,
+        base_meta = {"tensorrt": version, "gpu": gpu, "compute_capability": cc,
                      "fp16_via": plan.fp16_via, "io_api": plan.io_api, "engine_key": key,
                      "onnx": onnx_art.path, "onnx_sha256": onnx_sha,
                      **self._source_meta(spec, onnx_art), **self._plan_facts(plan),
@@ -256,7 +300,7 @@ class TensorRTFP16(Converter):
             extra["fp16_convert_s"] = round(time.perf_counter() - t16, 3)
         try:
             engine, build_meta = build_engine(source, settings,
-                                              timing_cache_path(folder, trt.__version__, gpu, cc))
+                                              timing_cache_path(folder, version, gpu, cc))
         except ValueError as e:          # the DLA cannot take this engine (build.py says why)
             raise SkipVariant(str(e)) from e
         except RuntimeError as e:
@@ -270,10 +314,51 @@ class TensorRTFP16(Converter):
                 **self._source_timing(onnx_art)}
         atomic_write_json(meta_path, {k: v for k, v in meta.items() if k != "batches"})
         meta = {**meta, **notes}
-        # convert_s covers FP16 conversion + engine build; the shared ONNX export (and for INT8
-        # the calibration) is timed by its artifact when it happened in this process.
-        return Artifact(self.name, path=str(engine_path), convert_s=convert_s + onnx_art.convert_s,
-                        meta=meta, obj=bytes(engine))
+        return Artifact(self.name, path=str(engine_path), convert_s=convert_s, meta=meta,
+                        obj=bytes(engine))
+
+    def _offline_engines(self, spec: ModelSpec, folder: Path, onnx_art: Artifact, plan: TrtPlan,
+                         opts: dict, version: str, gpu: str, cc: str) -> dict:
+        """--trt-offline-all-accelerators: one engine per DLA core beside the GPU's, from the
+        same source ONNX, each built (or reused) as ``--trt-dla-core N`` would be, plus a static
+        profile at ``--mlperf-offline-batch`` when given. What the record says of them; a DLA
+        engine that cannot be built is left out, with the reason."""
+        n_dla = dla_core_count()
+        wanted = offline_devices_plan(n_dla, version, spec.options, self.precision)
+        measured = measured_batches(spec.options)
+        offline_batch = (spec.options or {}).get("mlperf_offline_batch")
+        engines: dict[str, dict] = {}
+        not_used: dict[str, str] = {}
+        for name, core in wanted.devices:
+            if core is None:
+                continue
+            try:
+                settings = offline_dla_settings(opts, measured, plan, spec.input_size, core,
+                                                offline_batch, self.precision)
+                art = self._engine(spec, folder, onnx_art, plan, settings, version, gpu, cc)
+            except CacheCorrupted:
+                raise
+            except (SkipVariant, OutOfMemory, ValueError, RuntimeError) as e:
+                not_used[name] = f"{type(e).__name__}: {e}"[:500]
+                continue
+            m = art.meta
+            engines[name] = {"dla_core": core, "engine_key": m["engine_key"], "path": art.path,
+                             "cached": art.cached, "convert_s": round(art.convert_s, 3),
+                             "build_s": m.get("build_s"), "builder": m.get("builder"),
+                             "trt_profiles": m.get("trt_profiles"), "dla": m.get("dla"),
+                             "batches": settings["batches"]}
+            if m.get("cache_rebuilt"):
+                engines[name]["cache_rebuilt"] = m["cache_rebuilt"]
+        return {"devices": [GPU_DEVICE, *engines], "num_dla_cores": n_dla,
+                "planned": [name for name, _ in wanted.devices],
+                "gpu_only_because": wanted.reason or None, "not_used": not_used,
+                "engines": engines,
+                "batch": ("the cell fits the Offline batch to the GPU predictor; a DLA engine "
+                          "runs it in one call when it has a static profile at that size, "
+                          "else in pieces of its sizes, largest first"),
+                "scheduler": ("edgebench/mlperf/multi.py: one thread per device takes the next "
+                              "batch from one queue when free; mlperf.device_shares counts "
+                              "each device's samples")}
 
     def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
         from .predictor import TrtPredictor
@@ -292,9 +377,45 @@ class TensorRTFP16(Converter):
         run = {"batch_sizes": settings["batches"]["run_batch_sizes"],
                "cuda_graph": opts["cuda_graph"], "dla_core": opts["dla_core"]}
         try:
-            return TrtPredictor(data, plan, dict(artifact.meta), run)
+            predictor = TrtPredictor(data, plan, dict(artifact.meta), run)
         except ImportError as e:
             raise SkipVariant(str(e)) from e
+        if opts["offline_all_accelerators"]:
+            self._attach_offline(predictor, plan, opts, artifact.meta.get("offline_accelerators"))
+        return predictor
+
+    def _attach_offline(self, predictor: TrtPredictor, plan: TrtPlan, opts: dict,
+                        offline: dict | None) -> None:
+        """``predictor.offline_devices``: the GPU engine's predictor and one ``TrtPredictor``
+        per DLA engine ``convert`` made (own runtime, context, buffers, stream), and the
+        record's ``offline_accelerators`` with the devices that really serve."""
+        from .predictor import TrtPredictor
+
+        offline = dict(offline or {"engines": {}, "not_used": {},
+                                   "gpu_only_because": "convert() recorded no DLA engines"})
+        devices: dict[str, Predictor] = {GPU_DEVICE: predictor}
+        not_used = dict(offline.get("not_used") or {})
+        engines: dict[str, dict] = {}
+        for name, e in (offline.get("engines") or {}).items():
+            run = {"batch_sizes": None, "cuda_graph": opts["cuda_graph"],
+                   "dla_core": e["dla_core"], "split_batches": True}
+            try:
+                dla = TrtPredictor(read_engine(e["path"]), plan,
+                                   {"device": name, "engine_key": e["engine_key"]}, run)
+            except CacheCorrupted:
+                raise
+            except (OutOfMemory, RuntimeError, ValueError) as err:
+                not_used[name] = f"load: {type(err).__name__}: {err}"[:500]
+                continue
+            devices[name] = dla
+            engines[name] = {**e, "batch_sizes": dla.batch_sizes,
+                             "engine_layers": dla.meta.get("engine_layers"),
+                             "split_batches": dla.meta.get("split_batches")}
+        predictor.offline_devices = devices
+        predictor.meta["offline_accelerators"] = {
+            **offline, "devices": list(devices), "not_used": not_used, "engines": engines,
+            "engine_keys": {GPU_DEVICE: predictor.meta.get("engine_key"),
+                            **{n: e["engine_key"] for n, e in engines.items()}}}
 
 
 @register

@@ -76,6 +76,17 @@ def make_logger(keep_info: bool = False) -> Any:
     return Logger()
 
 
+def dla_core_count() -> int:
+    """How many DLA cores TensorRT sees on this device (``Builder.num_DLA_cores``: 2 on an AGX
+    Orin, 0 on a device without DLA)."""
+    import tensorrt as trt
+
+    builder = trt.Builder(make_logger())
+    n = int(builder.num_DLA_cores)
+    del builder
+    return n
+
+
 def replace_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` next to ``path`` (``.part``) and rename it over ``path``: a reader (or
     the next run's cache check) never sees half an engine or timing cache."""

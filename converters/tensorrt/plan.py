@@ -61,6 +61,27 @@ out-of-memory). The engine's optimisation profile covers all of them:
   values must be equal", NVIDIA's DLA restrictions), so the engine holds one static profile
   per batch size the cell measures (up to the same max), and the predictor offers exactly
   those sizes to the measurements.
+
+Offline on the whole accelerator (``--trt-offline-all-accelerators``; NVIDIA's MLPerf harness
+on the AGX Orin): the GPU engine above, plus one engine per DLA core, each built as
+``--trt-dla-core N`` would build it (GPU fallback on, static profiles at the measured sizes,
+plus ``--mlperf-offline-batch`` when given), all serving LoadGen's Offline query from one
+queue (``edgebench/mlperf/multi.py``). ``offline_devices_plan`` decides the devices:
+
+===========================  ======================  ===================================
+TensorRT                     Builder.num_DLA_cores   devices serving Offline
+===========================  ======================  ===================================
+8.5-10.7 (FP16 by builder    2 (AGX Orin)            gpu, dla0 (core 0), dla1 (core 1)
+flag; INT8), 11.4.1+
+the same                     1                       gpu, dla0
+the same                     0 (no DLA: Orin Nano,   gpu only; the reason is recorded
+                             a desktop GPU)
+8.4, 10.8-11.4.0, or 10.x    any                     gpu only; the reason (``no_dla``) is
+with --trt-fp16-mode onnx                            recorded
+===========================  ======================  ===================================
+
+The cell fits the Offline batch to the GPU predictor; a DLA engine runs it in one call when
+it is one of its static sizes, else in consecutive pieces of its sizes (``split_batch``).
 """
 from __future__ import annotations
 
@@ -71,7 +92,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 DEFAULT_OPT_BATCH = 8
 # The throughput search cap when the run gives none (the variant used outside a run).
@@ -224,11 +245,18 @@ def variant_options(spec_options: dict | None) -> dict:
                          "min <= opt <= max)")
     if dla_core is None and o.get("trt_dla_no_gpu_fallback"):
         raise ValueError("--trt-dla-no-gpu-fallback needs --trt-dla-core N")
+    offline_all = bool(o.get("trt_offline_all_accelerators"))
+    if offline_all and dla_core is not None:
+        raise ValueError(f"--trt-offline-all-accelerators and --trt-dla-core {dla_core} cannot "
+                         "be combined: the first serves Offline from the GPU engine and one "
+                         "engine per DLA core, the second builds the variant's only engine "
+                         "for one DLA core; give one of them")
     out = {"trt_max_batch": mx, "trt_opt_batch": opt,
            "workspace_mb": _int_option(o, "trt_workspace_mb", "--trt-workspace-mb", 1),
            "fp16_mode": fp16_mode, "dla_core": dla_core,
            "gpu_fallback": not o.get("trt_dla_no_gpu_fallback"),
-           "cuda_graph": bool(o.get("trt_cuda_graph"))}
+           "cuda_graph": bool(o.get("trt_cuda_graph")),
+           "offline_all_accelerators": offline_all}
     return out
 
 
@@ -278,7 +306,9 @@ def batch_plan(opts: dict, measured: dict, dla: bool) -> dict:
         mx_from = f"{measured['throughput_cap_from']} ({cap})"
         if acc and acc > cap:
             mx_from += f", raised to the accuracy batch {acc}"
-    wanted = sorted({1, *measured["throughput"], *([acc] if acc else [])})
+    offline = measured.get("offline")        # offline_dla_settings only: the Offline batch
+    wanted = sorted({1, *measured["throughput"], *([acc] if acc else []),
+                     *([offline] if offline else [])})
     if mx < cap:
         notes.append(f"the engine's max batch {mx} ({mx_from}) is below this run's throughput "
                      f"search cap {cap}: the search stops at {mx}")
@@ -291,6 +321,9 @@ def batch_plan(opts: dict, measured: dict, dla: bool) -> dict:
         if given_opt is not None:
             notes.append(f"--trt-opt-batch {given_opt} not used: DLA profiles are static "
                          "(min = opt = max)")
+        if offline and offline > mx:
+            notes.append(f"the Offline batch {offline} is above the engine's max batch {mx}: "
+                         "it runs in pieces of the static sizes")
         if mx > sizes[-1]:
             notes.append(f"DLA: one static profile per measured batch size, none above "
                          f"{sizes[-1]} (--trt-max-batch {mx} is above every size this run "
@@ -344,6 +377,68 @@ def builder_settings(opts: dict, measured: dict, plan: TrtPlan, input_size: Iter
             "profiles": [dict(zip(PROFILE_FIELDS, ([b, *chw] for b in trio)))
                          for trio in batches["profile_batches"]],
             "batches": batches}
+
+
+# ------------------------------------------------------------------ Offline on every accelerator
+
+GPU_DEVICE = "gpu"
+
+
+class OfflineDevices(NamedTuple):
+    """Which devices serve LoadGen's Offline query: (name, DLA core or None for the GPU)."""
+
+    devices: list[tuple[str, int | None]]
+    reason: str         # why only the GPU serves ("" when every DLA core serves too)
+
+
+def offline_devices_plan(n_dla: int, trt_version: str, options: dict | None,
+                         precision: str = "fp16") -> OfflineDevices:
+    """The devices ``--trt-offline-all-accelerators`` serves Offline from: the GPU engine
+    always, then ``dla<k>`` for each of the ``n_dla`` cores (``Builder.num_DLA_cores``) where
+    this TensorRT (with the options' FP16 route) has DLA. ``options``: ``ModelSpec.options``.
+    Never an error for want of DLA: gpu only, and ``reason`` says why."""
+    gpu_only: list[tuple[str, int | None]] = [(GPU_DEVICE, None)]
+    opts = variant_options(options)
+    if not opts["offline_all_accelerators"]:
+        return OfflineDevices(gpu_only, "--trt-offline-all-accelerators not given")
+    plan = plan_for(trt_version, opts["fp16_mode"], precision)
+    if plan.no_dla:
+        return OfflineDevices(gpu_only, f"TensorRT {trt_version}: {plan.no_dla}")
+    if n_dla <= 0:
+        return OfflineDevices(gpu_only, f"this device has {n_dla} DLA cores "
+                                        "(Builder.num_DLA_cores): the GPU serves alone")
+    return OfflineDevices([*gpu_only, *((f"dla{k}", k) for k in range(n_dla))], "")
+
+
+def offline_dla_settings(opts: dict, measured: dict, plan: TrtPlan, input_size: Iterable[int],
+                         dla_core: int, offline_batch: int | None = None,
+                         precision: str | None = None) -> dict:
+    """Builder settings of the Offline engine for DLA core ``dla_core``: what
+    ``--trt-dla-core <dla_core>`` builds (DLA default device, GPU fallback on, one static
+    profile per measured batch size), plus a static profile at ``offline_batch``
+    (``--mlperf-offline-batch``) when given. ``opts`` from ``variant_options``."""
+    dla_opts = {**opts, "dla_core": int(dla_core), "gpu_fallback": True}
+    if offline_batch:
+        measured = {**measured, "offline": int(offline_batch)}
+    return builder_settings(dla_opts, measured, plan, input_size, precision)
+
+
+def split_batch(n: int, sizes: list[int]) -> list[int]:
+    """A batch of ``n`` as consecutive pieces the engine has static profiles for (``sizes``),
+    largest first: ``[n]`` when ``n`` is one of them. ValueError when ``sizes`` cannot make
+    ``n`` (a DLA engine always has size 1, so it always can)."""
+    if n < 1:
+        raise ValueError(f"batch {n}: must be >= 1")
+    if n in sizes:
+        return [n]
+    pieces, rest = [], n
+    for s in sorted({int(b) for b in sizes if b >= 1}, reverse=True):
+        while rest >= s:
+            pieces.append(s)
+            rest -= s
+    if rest:
+        raise ValueError(f"batch {n} cannot be made of the engine's static sizes {sorted(sizes)}")
+    return pieces
 
 
 ENGINE_FIELDS = ("network_flags", "builder_flags", "workspace_bytes", "default_device_type",

@@ -21,6 +21,14 @@ last, shorter batch).
 
 Engines with several optimisation profiles (DLA: one static profile per batch size) switch
 profile with ``set_optimization_profile_async`` before setting the shape.
+
+Offline on every accelerator (``--trt-offline-all-accelerators``): the GPU engine's predictor
+holds ``offline_devices`` ({"gpu": itself, "dla0": ..., "dla1": ...}), one ``TrtPredictor``
+per engine, each with its own runtime, execution context, buffers and stream, so the Offline
+scheduler's threads (``edgebench/mlperf/multi.py``) run them at once. A DLA predictor built with
+``split_batches`` runs a batch its static profiles lack in consecutive pieces of their sizes
+(``plan.split_batch``): the Offline batch is fitted to the GPU predictor. Closing the GPU
+predictor closes them.
 """
 from __future__ import annotations
 
@@ -31,7 +39,7 @@ import numpy as np
 from converters.base import OutOfMemory, Predictor
 
 from .build import make_logger
-from .plan import PROFILE_FIELDS, TrtPlan, summarize_engine_information, sync_point
+from .plan import PROFILE_FIELDS, TrtPlan, split_batch, summarize_engine_information, sync_point
 
 # torch.cuda.CUDAGraph.capture_begin: "thread_local" forbids unsafe CUDA calls only in this
 # thread, so a telemetry thread in the process cannot invalidate a capture.
@@ -46,9 +54,14 @@ def _dims(d: Any) -> tuple[int, ...]:
 class TrtPredictor(Predictor):
     """Synchronous: host float32 NCHW in, host float32 logits out."""
 
+    # Set on the GPU engine's predictor by --trt-offline-all-accelerators (an annotation only:
+    # a predictor without the option has no such attribute, and Offline runs as usual).
+    offline_devices: dict[str, Predictor]
+
     def __init__(self, engine_bytes: bytes, plan: TrtPlan, meta: dict, run: dict):
         """``run``: ``batch_sizes`` (the sizes to offer the measurements, None for any up to the
-        profile's max), ``cuda_graph`` (bool) and ``dla_core`` (None or the core)."""
+        profile's max), ``cuda_graph`` (bool), ``dla_core`` (None or the core) and
+        ``split_batches`` (bool: run a batch the static profiles lack in pieces of their sizes)."""
         import tensorrt as trt
         import torch
 
@@ -67,6 +80,7 @@ class TrtPredictor(Predictor):
             raise OutOfMemory("create_execution_context failed (device memory?)")
         self.stream = torch.cuda.Stream()
         self.cuda_graph = bool(run.get("cuda_graph"))
+        self.split_batches = bool(run.get("split_batches"))
         self._graph: Any = None                 # torch.cuda.CUDAGraph for _graph_shape
         self._graph_shape: tuple | None = None
         self._profile = 0
@@ -109,6 +123,9 @@ class TrtPredictor(Predictor):
                          sync=sync_point(plan.io_api, self.cuda_graph),
                          cuda_graph=self._graph_record(),
                          engine_layers=self._inspect())
+        if self.split_batches:
+            self.meta["split_batches"] = ("a batch size without a static profile runs in "
+                                          "consecutive pieces of these sizes, largest first")
 
     # -- set-up -------------------------------------------------------------------------
     def _io_tensors(self) -> None:
@@ -230,6 +247,17 @@ class TrtPredictor(Predictor):
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:
         n = int(batch.shape[0])
+        if self.split_batches and self.batch_sizes is not None and n not in self.batch_sizes:
+            start = 0
+            outs: list[np.ndarray] = []
+            for size in split_batch(n, self.batch_sizes):
+                outs.append(self._call(batch[start:start + size]))
+                start += size
+            return np.concatenate(outs)
+        return self._call(batch)
+
+    def _call(self, batch: np.ndarray) -> np.ndarray:
+        n = int(batch.shape[0])
         if n > self.max_batch:
             # Above the optimisation profile: the throughput search treats it like OOM.
             raise OutOfMemory(f"batch {n} exceeds the engine's profile max {self.max_batch} "
@@ -251,7 +279,11 @@ class TrtPredictor(Predictor):
         return self.h_out_np[:n].copy()
 
     def close(self) -> None:
-        for attr in ("_graph", "context", "engine", "runtime", "d_in", "d_out", "h_in", "h_out"):
+        for other in getattr(self, "offline_devices", {}).values():
+            if other is not self:
+                other.close()
+        for attr in ("offline_devices", "_graph", "context", "engine", "runtime", "d_in", "d_out",
+                     "h_in", "h_out"):
             if hasattr(self, attr):
                 delattr(self, attr)
         self.torch.cuda.empty_cache()
