@@ -39,7 +39,8 @@ def section(records: list[dict], meta: dict) -> list[str]:
     for r in parity:
         c, m, v = r["int8_cost"], r["model"], r["variant"]
         base = (variants.get(v) or {}).get("compares_with") or ""
-        cal = (r.get("variant_meta") or {}).get("int8", {}).get("calibration", {})
+        int8 = (r.get("variant_meta") or {}).get("int8", {})
+        cal = int8.get("calibration", {})
         verdict = {"pass": "pass", "fail": "**FAIL**", None: "–"}[c.get("mlperf_99")]
         if c.get("mlperf_99") is None:
             not_judged.add(c.get("mlperf_99_reason", ""))
@@ -50,13 +51,16 @@ def section(records: list[dict], meta: dict) -> list[str]:
                      fmt(c.get("top5_delta")), verdict,
                      f"{_ratio(_p50(records, m, v), _p50(records, m, base))} vs {base}" if base else "–",
                      f"{_ratio(_best(records, m, v), _best(records, m, base))} vs {base}" if base else "–",
-                     f"{cal.get('n')} {cal.get('method')} ({cal.get('source')})" if cal else "–"])
+                     (f"{cal.get('n')} {cal.get('method')} ({cal.get('source')}); "
+                      f"{int8.get('form', 'tensorrt')} form") if cal else "–"])
     out = ["## INT8: accuracy cost and speed", "",
            "Each INT8 variant against the FP32 reference on the same images (top-1 deltas in "
            "points, INT8 minus FP32); MLPerf's rule: INT8 keeps >= 99% of FP32's top-1. "
            "p50 and samples/s as a ratio to the variant's FP32 counterpart in this run "
            "(below 1 for p50 is faster). Parity for INT8 is its own rule (top-1 agreement and "
-           "mean logit cosine; `edgebench.metrics.parity_verdict`).", "",
+           "mean logit cosine; `edgebench.metrics.parity_verdict`). The tensorrt form is the "
+           "one model every INT8 variant runs; on ONNX Runtime's CPU provider the cpu form "
+           "(`--int8-form cpu`) is the fast one (docs/int8.md).", "",
            md_table(["model", "variant", "parity", "top-1 agree", "FP32 top1 %", "INT8 top1 %",
                      "Δ top1", "Δ top5", "MLPerf 99%", "p50 ratio", "samples/s ratio",
                      "calibration"], rows), ""]
