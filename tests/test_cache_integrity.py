@@ -200,6 +200,7 @@ def test_truncated_onnx_export_is_rebuilt(tmp_path, base_cache):
     assert "cache_rebuilt" not in rec["data"]
 
 
+@pytest.mark.slow   # 17 s (rebuilds a model's data); the family keeps its faster cases
 def test_truncated_data_cache_is_rebuilt(tmp_path, base_cache):
     cache = _copy(base_cache, tmp_path)
     images = _only(cache / "data", "*/images.npy")

@@ -200,10 +200,12 @@ def test_sigkill_then_resume_recomputes_no_finished_cell(tmp_path, cache_dir):
 
 @pytest.mark.parametrize("args, message", [
     (["--models", "resnet15"], "unknown model 'resnet15'"),
-    (["--variants", "onnxruntme"], "unknown variant 'onnxruntme'"),
-    (["--data", "/nonexistent/imagenet"], "does not exist"),
-    (["--weights", "/nonexistent/ckpt.pth"], "--weights"),
-    (["--python", "jax=/nonexistent/python"], "not an executable interpreter"),
+    # 3.3 s each (a whole interpreter): one is the fast lane's representative
+    pytest.param(["--variants", "onnxruntme"], "unknown variant 'onnxruntme'", marks=pytest.mark.slow),
+    pytest.param(["--data", "/nonexistent/imagenet"], "does not exist", marks=pytest.mark.slow),
+    pytest.param(["--weights", "/nonexistent/ckpt.pth"], "--weights", marks=pytest.mark.slow),
+    pytest.param(["--python", "jax=/nonexistent/python"], "not an executable interpreter",
+                 marks=pytest.mark.slow),
 ])
 def test_usage_errors_exit_2_without_traceback(args, message, tmp_path):
     proc = run_cli("edgebench.full", *args, "--out", str(tmp_path / "r"))

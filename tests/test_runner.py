@@ -144,6 +144,7 @@ def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):
         assert s._servers[sys.executable] is not first and s._servers[sys.executable].alive()
 
 
+@pytest.mark.slow   # 5-13 s; the fork server's family keeps test_a_dead_fork_server_is_replaced fast
 def test_a_fork_server_that_dies_during_a_cell_is_said_not_a_timeout(tmp_path, cache_dir):
     """The fork server killed while a cell runs (the OOM killer may pick it): that cell's
     record says the server died. It read as a ``timeout`` ("cell exceeded --cell-timeout"),
@@ -178,6 +179,7 @@ def test_a_fork_server_that_dies_during_a_cell_is_said_not_a_timeout(tmp_path, c
         assert s._servers[sys.executable] is not server
 
 
+@pytest.mark.slow   # 5-13 s; the fork server's family keeps test_a_dead_fork_server_is_replaced fast
 def test_a_dead_fork_server_branch_is_replaced(tmp_path, cache_dir):
     """A variant's branch of the fork server killed between cells: the next cell of that
     variant still runs (spawned, then a new server), and nothing raises."""
@@ -200,6 +202,7 @@ def test_a_dead_fork_server_branch_is_replaced(tmp_path, cache_dir):
         assert s._servers[sys.executable] is not first and s._servers[sys.executable].alive()
 
 
+@pytest.mark.slow   # 5-13 s; the fork server's family keeps test_a_dead_fork_server_is_replaced fast
 def test_a_cell_maps_only_its_own_variants_preloaded_modules(tmp_path, cache_dir):
     """The fork server imports what every cell needs; a variant's own modules are imported by
     its branch of the server, so another variant's cells never map them (JAX's and
@@ -215,6 +218,7 @@ def test_a_cell_maps_only_its_own_variants_preloaded_modules(tmp_path, cache_dir
     assert "timm" in preloaded and "tests.fake_preloaded" not in preloaded
 
 
+@pytest.mark.slow   # 5-13 s; the fork server's family keeps test_a_dead_fork_server_is_replaced fast
 def test_cells_forked_from_one_server_get_layouts_of_their_own(tmp_path, cache_dir):
     """Two cells of one fork server place the same allocation at different addresses, as two
     new interpreters would (ASLR): a layout that happens to be slow is not shared by a run."""

@@ -130,6 +130,7 @@ def test_a_hostile_devkit_archive_is_refused_before_torchvision_extracts_it(tmp_
     assert not (tmp_path.parent / "escaped.txt").exists()
 
 
+@pytest.mark.slow   # 5 s: starts a Ray cluster
 def test_a_local_fleet_cluster_listens_on_loopback_without_a_dashboard():
     pytest.importorskip("ray", reason="ray is not installed (pip install 'edgebench[fleet]')")
     import ray
