@@ -282,7 +282,9 @@ def test_the_command_exits_2_with_one_line_on_bad_calibration_input(tmp_path):
 @pytest.mark.slow
 def test_an_int8_run_measures_and_records_its_cost(tmp_path):
     out = tmp_path / "run"
-    r = _full("--profile", "smoke", "--models", "mobilenetv2_100", "--variants", "pytorch",
+    # squeezenet1_1: its INT8 parity passes with random weights (mobilenetv2's does not:
+    # experiments/int8-cpu/2026-11-25-parity/, top-1 agreement 0.81)
+    r = _full("--profile", "smoke", "--models", "squeezenet1_1", "--variants", "pytorch",
               "onnxruntime-int8", "--tasks", "parity", "latency", "--out", str(out),
               "--cache-dir", str(tmp_path / "cache"), timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -296,7 +298,7 @@ def test_an_int8_run_measures_and_records_its_cost(tmp_path):
     assert lat["status"] == "ok" and lat["int8_cost"] == parity["int8_cost"]
     assert lat["device"]["cpu_int8"]["best"]
     run = json.loads((out / "run.json").read_text())
-    assert run["models"]["mobilenetv2_100"]["int8_calibration"]["n"] == 16   # smoke's count
+    assert run["models"]["squeezenet1_1"]["int8_calibration"]["n"] == 16   # smoke's count
 
 
 @pytest.mark.slow

@@ -16,9 +16,10 @@ TOL = 1e-3                     # FP32 parity budget (DESIGN.md)
 
 
 def _spec(options=None):
-    from edgebench.models import make_spec
+    from edgebench.models import make_spec, random_weights
 
-    spec = make_spec(MODEL, "random-seed-0", options or {})
+    # The weights `--weights random` resolves to (batch norm re-estimated for this model).
+    spec = make_spec(MODEL, random_weights(MODEL, 0), options or {})
     spec.input_size = SIZE
     return spec
 

@@ -171,18 +171,21 @@ if stamp_ok loadgen "$LG_KEY" && [ -n "$(ls "$SITE"/mlperf_loadgen*.so 2>/dev/nu
 else
   LOG=$EMU_DIR/loadgen.log
   mkdir -p "$LG_DIR"
-  WHEEL=$(ls "$LG_DIR"/mlcommons_loadgen-*-linux_aarch64.whl 2>/dev/null | head -n 1 || true)
+  WHEEL=""
+  for w in "$LG_DIR"/mlcommons_loadgen-*-linux_aarch64.whl; do [ -f "$w" ] && WHEEL=$w; done
   if [ -z "$WHEEL" ] || [ "$(cat "$LG_DIR/key" 2>/dev/null)" != "$LG_KEY" ]; then
     rm -f "$LG_DIR"/*.whl
     emu_say "loadgen: building $LG_PIN from its sdist with the root's g++ under QEMU (minutes)"
     # The sdist and its build requirements (pybind11 2.11.1, setuptools, wheel: pure Python)
     # come from PyPI on the host; the compiler runs inside the root.
-    "$HOST_PY" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
-      "$LG_PIN" -d "$LG_DIR" >"$LOG" 2>&1 \
-      && "$HOST_PY" -m pip install -q --disable-pip-version-check --no-deps --upgrade \
-        --target "$EMU_ROOT/opt/loadgen-build/tools" "pybind11==2.11.1" "setuptools==80.9.0" \
-        "wheel==0.45.1" >>"$LOG" 2>&1 \
-      || { tail -n 5 "$LOG" >&2; emu_die "downloading $LG_PIN's sdist and build tools failed ($LOG)"; }
+    if ! { "$HOST_PY" -m pip download -q --disable-pip-version-check --no-deps \
+             --no-binary :all: "$LG_PIN" -d "$LG_DIR" >"$LOG" 2>&1 &&
+           "$HOST_PY" -m pip install -q --disable-pip-version-check --no-deps --upgrade \
+             --target "$EMU_ROOT/opt/loadgen-build/tools" "pybind11==2.11.1" \
+             "setuptools==80.9.0" "wheel==0.45.1" >>"$LOG" 2>&1; }; then
+      tail -n 5 "$LOG" >&2
+      emu_die "downloading $LG_PIN's sdist and build tools failed ($LOG)"
+    fi
     rm -rf "$EMU_ROOT/opt/loadgen-build/src" && mkdir -p "$EMU_ROOT/opt/loadgen-build/src"
     tar -C "$EMU_ROOT/opt/loadgen-build/src" --strip-components=1 -xzf "$LG_DIR"/mlcommons_loadgen-*.tar.gz
     t=$SECONDS
@@ -194,7 +197,7 @@ else
     echo "$LG_KEY" > "$LG_DIR/key"
     rm -rf "$EMU_ROOT/opt/loadgen-build"
     emu_say "loadgen: built in $((SECONDS - t)) s under QEMU"
-    WHEEL=$(ls "$LG_DIR"/mlcommons_loadgen-*-linux_aarch64.whl | head -n 1)
+    for w in "$LG_DIR"/mlcommons_loadgen-*-linux_aarch64.whl; do WHEEL=$w; done
   fi
   # A wheel is a zip laid out for site-packages.
   "$HOST_PY" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
