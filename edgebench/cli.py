@@ -124,6 +124,11 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
     m.add_argument("--mlperf-offline-batch", type=int, default=None, metavar="N",
                    help="Offline: run LoadGen's query in batches of N. Default: the variant's "
                         "best throughput batch in this run (else the accuracy batch)")
+    m.add_argument("--mlperf-offline-qps", type=float, default=None, metavar="QPS",
+                   help="Offline: the expected samples/s (a user.conf's offline_expected_qps: "
+                        "LoadGen issues QPS x minimum duration x 1.1 samples, so too low a value "
+                        "ends the test before its minimum duration). Default: the variant's "
+                        "throughput cell in this run")
     m.add_argument("--mlperf-min-duration", type=float, default=None, metavar="SECONDS",
                    help="override each scenario's minimum duration (paper: MLPerf's 600 s; "
                         "quick 10 s; smoke 1 s); the record then says it is not MLPerf-valid")
@@ -153,8 +158,8 @@ def parity_thresholds(args: argparse.Namespace) -> dict:
             "int8_min_cosine": args.parity_int8_min_cosine}
 
 
-MLPERF_OPTIONS = ("mlperf_offline_batch", "mlperf_min_duration", "mlperf_min_queries",
-                  "mlperf_accuracy")
+MLPERF_OPTIONS = ("mlperf_offline_batch", "mlperf_offline_qps", "mlperf_min_duration",
+                  "mlperf_min_queries", "mlperf_accuracy")
 
 
 def variant_options(args: argparse.Namespace) -> dict:

@@ -16,6 +16,7 @@ from .errors import UsageError, check_out_dir
 RESUME_SAME = ("profile", "data", "labels", "max_images", "weights", "seed", "parity_atol",
                "parity_min_top1", "parity_reduced_min_top1", "parity_reduced_min_top5",
                "parity_int8_min_top1", "parity_int8_min_cosine", "mlperf_offline_batch",
+               "mlperf_offline_qps",
                "mlperf_min_duration", "mlperf_min_queries")
 
 

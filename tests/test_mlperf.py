@@ -189,6 +189,7 @@ def test_paper_settings_are_mlperfs_own_and_short_ones_say_they_are_not_valid():
     ({"mlperf_offline_batch": 0}, "--mlperf-offline-batch 0: must be an integer >= 1"),
     ({"mlperf_min_queries": -3}, "--mlperf-min-queries -3"),
     ({"mlperf_min_duration": 0.0}, "--mlperf-min-duration 0"),
+    ({"mlperf_offline_qps": -1.0}, "--mlperf-offline-qps -1"),
 ])
 def test_out_of_range_loadgen_options_are_refused(opts, says):
     with pytest.raises(ValueError, match=says):

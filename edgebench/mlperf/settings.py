@@ -33,6 +33,9 @@ def check_options(options: dict) -> None:
         v = options.get(key)
         if v is not None and (not isinstance(v, int) or v < low):
             raise ValueError(f"{flag} {v}: must be an integer >= {low}")
+    q = options.get("mlperf_offline_qps")
+    if q is not None and not q > 0:
+        raise ValueError(f"--mlperf-offline-qps {q:g}: must be a positive number of samples/s")
     d = options.get("mlperf_min_duration")
     if d is not None and not (0 < d <= 86400):
         raise ValueError(f"--mlperf-min-duration {d:g}: must be a number of seconds in (0, 86400]")
@@ -88,13 +91,15 @@ def build(lg, task: str, profile: str, model: str, seed: dict, options: dict,
     ss_ms = p90 or DEFAULTS["singlestream_ms"]
     ms_ms = seed.get("batch8_latency_ms") or (MULTISTREAM_SAMPLES * p90 if p90
                                               else DEFAULTS["multistream_ms"])
-    qps = seed.get("samples_per_s") or DEFAULTS["offline_qps"]
+    qps = options.get("mlperf_offline_qps") or seed.get("samples_per_s") or DEFAULTS["offline_qps"]
     ts.single_stream_expected_latency_ns = int(ss_ms * 1e6)
     ts.multi_stream_expected_latency_ns = int(ms_ms * 1e6)
     ts.offline_expected_qps = float(qps)
     rec["expected"] = {"singlestream_latency_ms": round(ss_ms, 4),
                        "multistream_latency_ms": round(ms_ms, 4), "offline_qps": round(qps, 4),
-                       "seeded_from": sorted(seed) or "defaults (no latency/throughput cell)"}
+                       "seeded_from": sorted(seed) or "defaults (no latency/throughput cell)",
+                       **({"offline_qps_from": "--mlperf-offline-qps"}
+                          if options.get("mlperf_offline_qps") else {})}
     rec.update(min_duration_ms=ts.min_duration_ms, min_query_count=ts.min_query_count,
                max_duration_ms=ts.max_duration_ms,
                mode="AccuracyOnly" if accuracy else "PerformanceOnly")
