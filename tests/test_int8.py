@@ -288,6 +288,9 @@ def test_an_int8_run_measures_and_records_its_cost(tmp_path):
               "onnxruntime-int8", "--tasks", "parity", "latency", "--out", str(out),
               "--cache-dir", str(tmp_path / "cache"), timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
+    from testlib import assert_records_valid
+
+    assert_records_valid(out / "results.jsonl")        # int8_cost, cosine_mean, cpu_int8
     recs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     parity = next(x for x in recs if x["variant"] == "onnxruntime-int8" and x["task"] == "parity")
     assert parity["status"] == "ok", parity["reason"]

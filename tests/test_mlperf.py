@@ -243,6 +243,9 @@ def test_loadgen_accuracy_top1_equals_the_accuracy_tasks_on_the_same_images(tmp_
                         "--cache-dir", str(tmp_path / "cache")], cwd=REPO, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
+    from testlib import assert_records_valid
+
+    assert_records_valid(out / "results.jsonl")          # the schema knows the scenario tasks
     recs = {x["task"]: x for x in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     acc, off = recs["accuracy"], recs["offline"]
     assert acc["status"] == "ok" and off["status"] == "ok", (acc["reason"], off["reason"])
