@@ -28,13 +28,12 @@ import numpy as np
 import pytest
 
 from converters.tensorrt.onnx_fp16 import to_fp16_onnx
+from converters.tensorrt.engine_log import parse_layer_placement, summarize_engine_information
+from converters.tensorrt.offline import offline_devices_plan, offline_dla_settings, split_batch
 from converters.tensorrt.plan import (DEFAULT_MAX_BATCH, batch_plan, builder_settings,
                                       dla_batch_check, engine_cache_key, engine_fields,
-                                      measured_batches, offline_devices_plan,
-                                      offline_dla_settings, parse_layer_placement, parse_version,
-                                      plan_for, search_sizes, split_batch,
-                                      summarize_engine_information, sync_point, timing_cache_path,
-                                      variant_options)
+                                      measured_batches, parse_version, plan_for, search_sizes,
+                                      sync_point, timing_cache_path, variant_options)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -925,7 +924,9 @@ def _offline_convert(monkeypatch, tmp_path, version: str, n_dla: int, fail_build
                         lambda spec, cache: Artifact("onnx", path=str(onnx), meta={}))
     monkeypatch.setattr(pkg, "trt_module", lambda: _FakeTrt(version))
     monkeypatch.setattr(pkg, "device_identity", lambda: ("Orin", "8.7"))
-    monkeypatch.setattr(pkg, "dla_core_count", lambda: n_dla)
+    from converters.tensorrt import offline
+
+    monkeypatch.setattr(offline, "dla_core_count", lambda: n_dla)
     monkeypatch.setattr(pkg, "build_engine", fake_build)
     monkeypatch.setattr(pred, "TrtPredictor", _FakeTrtPredictor)
     spec = ModelSpec(name="m", weights="random-seed-0", input_size=SIZE, num_classes=10,

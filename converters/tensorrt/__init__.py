@@ -6,16 +6,18 @@ Layout of this package (one job per module):
   plan.py         what the installed TensorRT needs (version table: 8.4 to 11, DLA and the
                   FP16/INT8 precision flags per version), the variants' options, the batch
                   sizes a cell measures and the engine's profiles, the builder settings as
-                  plain data, engine and timing-cache keys, reading the builder log and
-                  inspector: pure functions
+                  plain data, engine and timing-cache keys: pure functions
+  engine_log.py   reading the builder's layer placement and the engine inspector's summary
   onnx_fp16.py    FP32 ONNX -> FP16 ONNX for strongly typed TensorRT (11+; ``--trt-fp16-mode onnx``)
   build.py        importing tensorrt, its logger, the GPU's identity, ``apply_settings`` (the
                   settings -> builder-config calls), the engine build and timing cache
   predictor.py    ``TrtPredictor``: one execution context, torch.cuda buffers and stream,
                   optional CUDA graph, the timed call
-  __init__.py     the registered ``Converter``s: ``TensorRTFP16`` (options, availability, the
-                  cached convert, load) and ``TensorRTINT8``, its subclass, which swaps only
-                  the source ONNX (QDQ) and the plan's precision
+  offline.py      ``--trt-offline-all-accelerators``: which devices serve MLPerf Offline, the
+                  DLA engines' settings, building them at convert and attaching them at load
+  __init__.py     ``TensorRTFP16`` (options, availability, the cached convert, load)
+  int8.py         ``TensorRTINT8``, its subclass, which swaps only the source ONNX (QDQ) and
+                  the plan's precision
 
 Options (both variants; declared by tensorrt-fp16): ``--trt-max-batch`` / ``--trt-opt-batch``
 (the profile; rule in plan.py), ``--trt-workspace-mb``, ``--trt-fp16-mode`` (FP16 only:
@@ -65,23 +67,19 @@ import hashlib
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from converters import register
 from converters.base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor,
                              SkipVariant)
-from edgebench.cache_integrity import CacheCorrupted, check_cached, seal
+from edgebench.cache_integrity import check_cached, seal
 from edgebench.util import atomic_write_json
 
-from .build import (build_engine, device_identity, dla_core_count, make_logger, read_engine,
+from .build import (build_engine, device_identity, make_logger, read_engine,
                     replace_bytes, trt_module)
 from .onnx_fp16 import to_fp16_onnx
-if TYPE_CHECKING:
-    from .predictor import TrtPredictor
-
-from .plan import (DEFAULT_OPT_BATCH, GPU_DEVICE, TrtPlan, builder_settings, engine_cache_key,
-                   engine_fields, measured_batches, offline_devices_plan, offline_dla_settings,
-                   plan_for, timing_cache_path, variant_options)
+from .offline import attach_offline, offline_devices_plan, offline_engines
+from .plan import (DEFAULT_OPT_BATCH, TrtPlan, builder_settings, engine_cache_key, engine_fields,
+                   measured_batches, plan_for, timing_cache_path, variant_options)
 
 
 @register
@@ -252,8 +250,8 @@ class TensorRTFP16(Converter):
         if opts["offline_all_accelerators"]:
             # Not in the GPU engine's .json (written above): a run without the option may
             # reuse that engine. The DLA engines' build time is theirs, not convert_s.
-            art.meta["offline_accelerators"] = self._offline_engines(
-                spec, folder, onnx_art, plan, opts, trt.__version__, gpu, cc)
+            art.meta["offline_accelerators"] = offline_engines(
+                self, spec, folder, onnx_art, plan, opts, trt.__version__, gpu, cc)
         return art
 
     def _engine(self, spec: ModelSpec, folder: Path, onnx_art: Artifact, plan: TrtPlan,
@@ -317,49 +315,6 @@ class TensorRTFP16(Converter):
         return Artifact(self.name, path=str(engine_path), convert_s=convert_s, meta=meta,
                         obj=bytes(engine))
 
-    def _offline_engines(self, spec: ModelSpec, folder: Path, onnx_art: Artifact, plan: TrtPlan,
-                         opts: dict, version: str, gpu: str, cc: str) -> dict:
-        """--trt-offline-all-accelerators: one engine per DLA core beside the GPU's, from the
-        same source ONNX, each built (or reused) as ``--trt-dla-core N`` would be, plus a static
-        profile at ``--mlperf-offline-batch`` when given. What the record says of them; a DLA
-        engine that cannot be built is left out, with the reason."""
-        n_dla = dla_core_count()
-        wanted = offline_devices_plan(n_dla, version, spec.options, self.precision)
-        measured = measured_batches(spec.options)
-        offline_batch = (spec.options or {}).get("mlperf_offline_batch")
-        engines: dict[str, dict] = {}
-        not_used: dict[str, str] = {}
-        for name, core in wanted.devices:
-            if core is None:
-                continue
-            try:
-                settings = offline_dla_settings(opts, measured, plan, spec.input_size, core,
-                                                offline_batch, self.precision)
-                art = self._engine(spec, folder, onnx_art, plan, settings, version, gpu, cc)
-            except CacheCorrupted:
-                raise
-            except (SkipVariant, OutOfMemory, ValueError, RuntimeError) as e:
-                not_used[name] = f"{type(e).__name__}: {e}"[:500]
-                continue
-            m = art.meta
-            engines[name] = {"dla_core": core, "engine_key": m["engine_key"], "path": art.path,
-                             "cached": art.cached, "convert_s": round(art.convert_s, 3),
-                             "build_s": m.get("build_s"), "builder": m.get("builder"),
-                             "trt_profiles": m.get("trt_profiles"), "dla": m.get("dla"),
-                             "batches": settings["batches"]}
-            if m.get("cache_rebuilt"):
-                engines[name]["cache_rebuilt"] = m["cache_rebuilt"]
-        return {"devices": [GPU_DEVICE, *engines], "num_dla_cores": n_dla,
-                "planned": [name for name, _ in wanted.devices],
-                "gpu_only_because": wanted.reason or None, "not_used": not_used,
-                "engines": engines,
-                "batch": ("the cell fits the Offline batch to the GPU predictor; a DLA engine "
-                          "runs it in one call when it has a static profile at that size, "
-                          "else in pieces of its sizes, largest first"),
-                "scheduler": ("edgebench/mlperf/multi.py: one thread per device takes the next "
-                              "batch from one queue when free; mlperf.device_shares counts "
-                              "each device's samples")}
-
     def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
         from .predictor import TrtPredictor
 
@@ -381,102 +336,9 @@ class TensorRTFP16(Converter):
         except ImportError as e:
             raise SkipVariant(str(e)) from e
         if opts["offline_all_accelerators"]:
-            self._attach_offline(predictor, plan, opts, artifact.meta.get("offline_accelerators"))
+            attach_offline(predictor, plan, opts, artifact.meta.get("offline_accelerators"))
         return predictor
 
-    def _attach_offline(self, predictor: TrtPredictor, plan: TrtPlan, opts: dict,
-                        offline: dict | None) -> None:
-        """``predictor.offline_devices``: the GPU engine's predictor and one ``TrtPredictor``
-        per DLA engine ``convert`` made (own runtime, context, buffers, stream), and the
-        record's ``offline_accelerators`` with the devices that really serve."""
-        from .predictor import TrtPredictor
 
-        offline = dict(offline or {"engines": {}, "not_used": {},
-                                   "gpu_only_because": "convert() recorded no DLA engines"})
-        devices: dict[str, Predictor] = {GPU_DEVICE: predictor}
-        not_used = dict(offline.get("not_used") or {})
-        engines: dict[str, dict] = {}
-        for name, e in (offline.get("engines") or {}).items():
-            run = {"batch_sizes": None, "cuda_graph": opts["cuda_graph"],
-                   "dla_core": e["dla_core"], "split_batches": True}
-            try:
-                dla = TrtPredictor(read_engine(e["path"]), plan,
-                                   {"device": name, "engine_key": e["engine_key"]}, run)
-            except CacheCorrupted:
-                raise
-            except (OutOfMemory, RuntimeError, ValueError) as err:
-                not_used[name] = f"load: {type(err).__name__}: {err}"[:500]
-                continue
-            devices[name] = dla
-            engines[name] = {**e, "batch_sizes": dla.batch_sizes,
-                             "engine_layers": dla.meta.get("engine_layers"),
-                             "split_batches": dla.meta.get("split_batches")}
-        predictor.offline_devices = devices
-        predictor.meta["offline_accelerators"] = {
-            **offline, "devices": list(devices), "not_used": not_used, "engines": engines,
-            "engine_keys": {GPU_DEVICE: predictor.meta.get("engine_key"),
-                            **{n: e["engine_key"] for n, e in engines.items()}}}
-
-
-@register
-class TensorRTINT8(TensorRTFP16):
-    """TensorRT INT8 by explicit quantization: the network is parsed from the calibrated QDQ
-    ONNX (``converters.onnxruntime.quantize.qdq_model``), so no calibrator runs and no
-    calibration cache exists; the precision flags per TensorRT version are ``plan_for``'s
-    (plan.py). Everything else (profiles, DLA, caches, predictor) is the FP16 variant's."""
-
-    name = "tensorrt-int8"
-    precision = "int8"
-    description = ("TensorRT INT8 engine from the calibrated QDQ ONNX (explicit quantization; "
-                   "INT8+FP16 builder flags on TensorRT <= 10, strongly typed on 11; DLA as "
-                   "tensorrt-fp16)")
-    cli_options = ()      # the --trt-* flags come with tensorrt-fp16 (--trt-fp16-mode: ignored)
-    needs_calibration = True    # the run prepares the calibration set qdq_model quantizes with
-    compares_with = "tensorrt-fp16"     # the report sets INT8 speed beside FP16's
-    in_default_run = False      # opt-in, as every INT8 variant (docs/int8.md: the default run's time)
-
-    def versions(self) -> dict:
-        out = {k: v for k, v in super().versions().items() if k != "onnxconverter_common"}
-        try:
-            from converters.onnxruntime.quantize import quantizer_version
-
-            out["quantizer"] = quantizer_version()
-        except ImportError:
-            out["quantizer"] = None
-        return out
-
-    def _source_missing(self, plan: TrtPlan) -> str:
-        try:
-            import onnx  # noqa: F401
-            import onnxruntime.quantization  # noqa: F401
-        except ImportError as e:
-            return (f"the INT8 QDQ model is made by onnxruntime.quantization and {e}: "
-                    "pip install 'edgebench[onnx]'")
-        return ""
-
-    def _plan_facts(self, plan: TrtPlan) -> dict:
-        outside = ("FP16 or FP32 (BuilderFlag.FP16: TensorRT chooses per layer)"
-                   if "FP16" in plan.precision_flags else
-                   "FP32 (strongly typed: as the QDQ ONNX types them)")
-        return {"quantization": "explicit (QDQ ONNX; no calibrator, no calibration cache)",
-                "network_typing": plan.typing,
-                "precision_flags": list(plan.precision_flags),
-                "layers_outside_qdq": outside}
-
-    def _source_onnx(self, spec: ModelSpec, cache: Path) -> Artifact:
-        from converters.onnxruntime.quantize import qdq_model
-
-        return qdq_model(spec, cache)
-
-    def _source_meta(self, spec: ModelSpec, source: Artifact) -> dict:
-        out = {"onnx_kind": "int8 QDQ (converters.onnxruntime.quantize.qdq_model)",
-               "int8": source.meta.get("int8")}
-        mode = (spec.options or {}).get("trt_fp16_mode")
-        if mode:
-            out["ignored_options"] = {"--trt-fp16-mode": f"{mode}: does not apply to "
-                                      "tensorrt-int8 (its precision flags are fixed per "
-                                      "TensorRT version)"}
-        return out
-
-    def _source_timing(self, source: Artifact) -> dict:
-        return {}     # the calibration's time is in meta["int8"]["quantize_s"]
+# The INT8 variant registers itself (one module per variant class).
+from .int8 import TensorRTINT8  # noqa: E402,F401 - registers tensorrt-int8

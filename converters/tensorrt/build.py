@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from edgebench.cache_integrity import require
 
-from .plan import LIST_CAP, dla_batch_check, engine_fields, parse_layer_placement
+from .engine_log import parse_layer_placement
+from .plan import LIST_CAP, dla_batch_check, engine_fields
 
 if TYPE_CHECKING:
     import tensorrt as trt

@@ -85,14 +85,12 @@ it is one of its static sizes, else in consecutive pieces of its sizes (``split_
 """
 from __future__ import annotations
 
-import collections
 import dataclasses
 import hashlib
 import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
 
 DEFAULT_OPT_BATCH = 8
 # The throughput search cap when the run gives none (the variant used outside a run).
@@ -379,68 +377,6 @@ def builder_settings(opts: dict, measured: dict, plan: TrtPlan, input_size: Iter
             "batches": batches}
 
 
-# ------------------------------------------------------------------ Offline on every accelerator
-
-GPU_DEVICE = "gpu"
-
-
-class OfflineDevices(NamedTuple):
-    """Which devices serve LoadGen's Offline query: (name, DLA core or None for the GPU)."""
-
-    devices: list[tuple[str, int | None]]
-    reason: str         # why only the GPU serves ("" when every DLA core serves too)
-
-
-def offline_devices_plan(n_dla: int, trt_version: str, options: dict | None,
-                         precision: str = "fp16") -> OfflineDevices:
-    """The devices ``--trt-offline-all-accelerators`` serves Offline from: the GPU engine
-    always, then ``dla<k>`` for each of the ``n_dla`` cores (``Builder.num_DLA_cores``) where
-    this TensorRT (with the options' FP16 route) has DLA. ``options``: ``ModelSpec.options``.
-    Never an error for want of DLA: gpu only, and ``reason`` says why."""
-    gpu_only: list[tuple[str, int | None]] = [(GPU_DEVICE, None)]
-    opts = variant_options(options)
-    if not opts["offline_all_accelerators"]:
-        return OfflineDevices(gpu_only, "--trt-offline-all-accelerators not given")
-    plan = plan_for(trt_version, opts["fp16_mode"], precision)
-    if plan.no_dla:
-        return OfflineDevices(gpu_only, f"TensorRT {trt_version}: {plan.no_dla}")
-    if n_dla <= 0:
-        return OfflineDevices(gpu_only, f"this device has {n_dla} DLA cores "
-                                        "(Builder.num_DLA_cores): the GPU serves alone")
-    return OfflineDevices([*gpu_only, *((f"dla{k}", k) for k in range(n_dla))], "")
-
-
-def offline_dla_settings(opts: dict, measured: dict, plan: TrtPlan, input_size: Iterable[int],
-                         dla_core: int, offline_batch: int | None = None,
-                         precision: str | None = None) -> dict:
-    """Builder settings of the Offline engine for DLA core ``dla_core``: what
-    ``--trt-dla-core <dla_core>`` builds (DLA default device, GPU fallback on, one static
-    profile per measured batch size), plus a static profile at ``offline_batch``
-    (``--mlperf-offline-batch``) when given. ``opts`` from ``variant_options``."""
-    dla_opts = {**opts, "dla_core": int(dla_core), "gpu_fallback": True}
-    if offline_batch:
-        measured = {**measured, "offline": int(offline_batch)}
-    return builder_settings(dla_opts, measured, plan, input_size, precision)
-
-
-def split_batch(n: int, sizes: list[int]) -> list[int]:
-    """A batch of ``n`` as consecutive pieces the engine has static profiles for (``sizes``),
-    largest first: ``[n]`` when ``n`` is one of them. ValueError when ``sizes`` cannot make
-    ``n`` (a DLA engine always has size 1, so it always can)."""
-    if n < 1:
-        raise ValueError(f"batch {n}: must be >= 1")
-    if n in sizes:
-        return [n]
-    pieces, rest = [], n
-    for s in sorted({int(b) for b in sizes if b >= 1}, reverse=True):
-        while rest >= s:
-            pieces.append(s)
-            rest -= s
-    if rest:
-        raise ValueError(f"batch {n} cannot be made of the engine's static sizes {sorted(sizes)}")
-    return pieces
-
-
 ENGINE_FIELDS = ("network_flags", "builder_flags", "workspace_bytes", "default_device_type",
                  "dla_core", "gpu_fallback", "profiling_verbosity", "profiles")
 
@@ -479,59 +415,6 @@ def engine_cache_key(spec_key: str, onnx_sha256: str, trt_version: str, gpu_name
         fields["precision"] = precision
     blob = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-# ------------------------------------------------------------------ what the engine did
-
-_HEADER = re.compile(r"-{3,}\s*Layers\s+Running\s+on\s+(DLA|GPU)\s*:?\s*-*", re.IGNORECASE)
-_ENTRY = re.compile(r"^\s*\[(?:Dla|Gpu)Layer\]\s*(.+?)\s*$")
-
-
-def parse_layer_placement(messages: Iterable[str]) -> dict | None:
-    """Which layers the builder put on the DLA and which on the GPU, from its INFO log:
-    ``---------- Layers Running on DLA ----------`` followed by ``[DlaLayer] {ForeignNode[..]}``
-    lines, then the GPU section with ``[GpuLayer] ...`` lines (TensorRT 8.2+, one message a
-    line); older releases print ``--------------- Layers running on DLA:`` and the layers as
-    one comma-separated message. None when the log has no such section."""
-    found: dict[str, list[str]] = {}
-    section: str | None = None
-    for msg in messages:
-        for line in str(msg).splitlines():
-            m = _HEADER.search(line)
-            if m:
-                section = m.group(1).upper()
-                found.setdefault(section, [])
-                continue
-            if section is None or not line.strip():
-                continue
-            e = _ENTRY.match(line)
-            if e:                                   # 8.2+: one "[DlaLayer] name" a message
-                found[section].append(e.group(1))
-                continue
-            if not found[section] and "," in line:  # older: the whole list in one message
-                found[section].extend(x.strip() for x in line.split(",") if x.strip())
-            section = None                          # anything else ends the section
-    if not found:
-        return None
-    out: dict[str, Any] = {}
-    for dev in ("DLA", "GPU"):
-        names = list(dict.fromkeys(found.get(dev, [])))    # a profile may repeat them
-        out[dev.lower() + "_layers"] = len(names)
-        out[dev.lower()] = names[:LIST_CAP]
-    return out
-
-
-def summarize_engine_information(text: str) -> dict:
-    """A short summary of ``EngineInspector.get_engine_information(LayerInformationFormat.JSON)``:
-    the engine's layer count and, with ProfilingVerbosity.DETAILED, the count per LayerType."""
-    info = json.loads(text)
-    layers = info.get("Layers", []) if isinstance(info, dict) else []
-    types = collections.Counter(str(layer.get("LayerType", "?")) for layer in layers
-                                if isinstance(layer, dict))
-    out: dict[str, Any] = {"layers": len(layers)}
-    if types:
-        out["layer_types"] = dict(types.most_common())
-    return out
 
 
 def sync_point(io_api: str, cuda_graph: bool) -> str:
