@@ -246,7 +246,7 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
     prior = (json.loads(run_json.read_text(encoding="utf-8"))
              if (args.resume and run_json.is_file()) else {})
     run_id = prior.get("run_id") or uuid.uuid4().hex[:12]
-    images = checked["images"].limit(prof["max_images"] if args.data else None)
+    images = checked["evaluated"]      # decided once in validate (calibration avoids them)
     settings = RunSettings(
         run_id=run_id, profile=args.profile, prof=prof, cache_dir=str(Path(args.cache_dir)),
         options=variant_options(args), device=sysinfo.device(),

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from .errors import UsageError, check_out_dir
+from .profiles import PROFILES
 
 
 # The settings a run's records were measured with: --resume refuses others (run.json has
@@ -161,7 +162,10 @@ def validate(args) -> dict:
         check_readable(images)
     except DataError as e:
         raise UsageError(str(e)) from None
-    calibration = _calibration(args, variants, images)
+    prof = PROFILES[args.profile]
+    # What the run evaluates: --max-images (else the profile's) of --data, or the whole sample.
+    evaluated = images.limit((args.max_images or prof["max_images"]) if args.data else None)
+    calibration = _calibration(args, variants, images, evaluated)
     weights_policy = args.weights
     try:
         if weights_policy == "pretrained":
@@ -171,28 +175,25 @@ def validate(args) -> dict:
             check_checkpoint(weights_policy, args.models)
     except ModelError as e:
         raise UsageError(str(e)) from None
-    return {"variants": variants, "images": images, "pythons": pythons,
+    return {"variants": variants, "images": images, "evaluated": evaluated, "pythons": pythons,
             "calibration": calibration}
 
 
-def _calibration(args, variants: list[str], images):
+def _calibration(args, variants: list[str], images, evaluated):
     """The INT8 calibration images when a planned variant needs them (None otherwise),
     disjoint from the images this run evaluates (edgebench.data.calibration)."""
     import converters
 
     from .data import DataError
     from .data.calibration import choose
-    from .profiles import PROFILES
 
     count = getattr(args, "int8_calib_images", None)
     if count is not None and count < 1:
         raise UsageError(f"--int8-calib-images {count}: calibrate on at least 1 image")
     if not any(converters.get(v).needs_calibration for v in variants):
         return None
-    prof = PROFILES[args.profile]
-    evaluated = images.limit((args.max_images or prof["max_images"]) if args.data else None)
     try:
         return choose(evaluated, images, bool(args.data), getattr(args, "int8_calib_data", None),
-                      count, prof["int8_calib_images"])
+                      count, PROFILES[args.profile]["int8_calib_images"])
     except DataError as e:
         raise UsageError(str(e)) from None

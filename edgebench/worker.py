@@ -25,6 +25,7 @@ import numpy as np
 from . import model_branch
 from .cell import Cell, new_record
 from .model_branch import graphs_compiled, spec_for
+from .plan import SCENARIO_TASKS
 from .util import atomic_write_json, first_line
 
 
@@ -193,7 +194,7 @@ def _measure(cell: Cell, conv, predictor, spec, data, cache: Path, monitor, on_s
                                   on_step=on_step)
     if cell.task == "convert":
         return "ok", {}, ""
-    if cell.task in ("singlestream", "multistream", "offline"):
+    if cell.task in SCENARIO_TASKS:
         from .mlperf import task as scenario
 
         root = Path(cell.run.run_dir or cache) / "mlperf"

@@ -121,12 +121,9 @@ def test_offline_on_three_devices_issues_every_sample_once_and_records_each_shar
     finally:
         sut.close()
     values, errors = mllog.read(tmp_path / "off" / "mlperf_log_detail.txt")
-    issued = values["generated_query_count"] * values["generated_samples_per_query"] \
-        if "generated_samples_per_query" in values else None
+    issued = values["generated_query_count"] * values["generated_samples_per_query"]
     assert not errors and values["result_validity"] in ("VALID", "INVALID")
-    assert len(seen_ids) == len(set(seen_ids)) == sut.samples       # each sample once
-    if issued is not None:
-        assert sut.samples == issued
+    assert len(seen_ids) == len(set(seen_ids)) == sut.samples == issued   # each sample once
     shares = sut.share_record()
     assert sum(s["samples"] for s in shares.values()) == sut.samples
     assert all(s["samples"] > 0 for s in shares.values()), shares    # every device served

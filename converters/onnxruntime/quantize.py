@@ -20,7 +20,6 @@ method, the image count, the exclusions and the quantizer's (ORT's) version.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -37,8 +36,8 @@ DEFAULT_CALIB_METHOD = "entropy"       # TensorRT's own calibrator (EntropyCalib
                                        # Model Optimizer's ONNX INT8 default
 # Ops whose inputs (and weights) are quantized: the compute ops, and the residual Add and the
 # pools between them, so that a block stays INT8 end to end (TensorRT fuses Q/DQ around them;
-# without Add, ONNX Runtime's CPU kept each residual branch's last Conv in FP32:
-# resnet152 at x0.96 of FP32 instead of x0.79, experiments/int8-cpu/).
+# without Add, ONNX Runtime's CPU kept each residual branch's last Conv in FP32: seen in a
+# prototype on 2026-11-25, not recorded; experiments/int8-cpu/ has the kernel counts with Add).
 QUANTIZED_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "MaxPool",
                  "GlobalAveragePool", "AveragePool")
 # The settings NVIDIA's Model Optimizer passes to quantize_static for TensorRT.
@@ -254,4 +253,4 @@ def calibration_set_hash(folder: str) -> str:
     calibrator saw: the images and the model's preprocessing)."""
     from edgebench.cache_integrity import digest
 
-    return digest(str(Path(folder) / "images.npy")) or hashlib.sha256(b"").hexdigest()
+    return digest(str(Path(folder) / "images.npy"))
