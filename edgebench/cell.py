@@ -33,6 +33,10 @@ class RunSettings:
     env: dict = dataclasses.field(default_factory=dict)   # set in the worker's environment
     memory_limit_mb: int | None = None  # address-space cap on each cell's process (RLIMIT_AS)
     run_dir: str = ""                   # the run folder (LoadGen's logs go under it)
+    # --power-modes: the nvpmodel mode the cells run in (its name; "" when not swept) and
+    # what the switch to it found (edgebench.powermodes.ModeState.to_json()).
+    power_mode: str = ""
+    power_mode_state: dict | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,12 +71,14 @@ class Cell:
     mlperf_seed: dict | None = None     # a scenario cell: its variant's latency/throughput figures
 
     def slug(self) -> str:
-        return f"{self.model}__{self.variant}__{self.task}"
+        mode = self.run.power_mode if self.run else ""
+        return f"{self.model}__{self.variant}__{self.task}" + (f"__{mode}" if mode else "")
 
-    def key(self, device_id: str | None = None) -> tuple:
+    def key(self, device_id: str | None = None, power_mode: str | None = None) -> tuple:
         """The store's key of this cell (edgebench.store.cell_key)."""
         dev = device_id if device_id is not None else (self.run.device_id if self.run else "")
-        return (dev, self.model, self.variant, self.task)
+        mode = power_mode if power_mode is not None else (self.run.power_mode if self.run else "")
+        return (dev, self.model, self.variant, self.task, mode)
 
     def compile_group(self) -> str:
         """What a model compiled once for this cell is shared by: the cells of one model and
@@ -122,5 +128,7 @@ def new_record(cell: Cell, status: str, reason: str = "", **fields: Any) -> dict
            "started_at": now_iso(), "wall_s": 0.0, "memory_mb": None, "power_w": None,
            "power_reason": "not run" if status == "skipped" else "cell did not finish",
            "energy_mj_per_sample": None}
+    if run and run.power_mode:
+        rec["power_mode"], rec["power_mode_state"] = run.power_mode, run.power_mode_state
     rec.update(fields)
     return rec

@@ -101,6 +101,13 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
     p.add_argument("--isolation", choices=("fork", "spawn"), default="fork",
                    help="how each cell gets its own process: fork (default) from a server that "
                         "imported torch/timm once (saves ~3 s a cell), or spawn a new interpreter")
+    p.add_argument("--power-modes", default=None, metavar="MODES",
+                   help="Jetson: run the planned cells once per nvpmodel power mode, e.g. "
+                        "MAXN,30W,15W or the IDs `nvpmodel -p --verbose` lists (0,2,1). Between "
+                        "modes: nvpmodel -m, jetson_clocks again if the clocks were locked, and a "
+                        "wait for the clocks to settle; the records carry the mode and clocks. The "
+                        "board is put back in the mode it was found in afterwards, also after a "
+                        "failure or Ctrl-C. Needs root. Default: the current mode only")
     p.add_argument("--python", action="append", default=[], metavar="VARIANT=INTERPRETER",
                    help="run VARIANT's workers with another Python (e.g. a separate JAX venv); "
                         "repeatable")
@@ -273,6 +280,7 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
                                TextColumn, TimeElapsedColumn)
 
     from . import report, runner, store, sysinfo
+    from .cell import new_record
     from .models import ModelError, data_config
 
     console = Console(stderr=True)
@@ -311,41 +319,71 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
     write_meta()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn())
+    sweep_cfg = checked.get("power_modes")
+    modes = sweep_cfg["modes"] if sweep_cfg else [None]
+    if sweep_cfg:
+        meta["power_modes"] = {"requested": [m.label() for m in modes],
+                               "found": sweep_cfg["found"].label()}
+        write_meta()
     with Progress(*columns, console=console, transient=False) as progress:
-        overall = progress.add_task("cells", total=len(cells))
+        overall = progress.add_task("cells", total=len(cells) * len(modes))
         # Ctrl-C anywhere in the loop (in a cell, between cells, while printing a cell's
-        # line or preparing a model) stops it; the report below covers what finished.
+        # line or preparing a model) stops it; the report below covers what finished. A
+        # power-mode sweep puts the board back first, on every way out of its block.
         try:
-            for model in dict.fromkeys(c.model for c in cells):
-                mcells = [c for c in cells if c.model == model]
-                todo = [c for c in mcells if c.key(settings.device_id) not in done]
-                progress.advance(overall, len(mcells) - len(todo))
-                if not todo:
-                    continue
-                progress.update(overall, description=f"{model}: weights and data")
-                try:
-                    models_info[model], warns = session.prepare(
-                        model, images, args.weights, args.seed,
-                        prior=models_info.get(model) if args.resume else None, progress=progress,
-                        calibration=checked.get("calibration"))
-                except (ModelError, ValueError) as e:   # weights unavailable, no readable image
-                    progress.stop()
-                    print(f"{title}: error: {e}", file=sys.stderr)   # one line, like any bad input
-                    return EXIT_USAGE
-                for w in warns:
-                    console.print(f"  [yellow]warning:[/] {w}")
-                write_meta()
-                for cell in todo:
-                    progress.update(overall, description=f"{cell.model} · {cell.variant} · {cell.task}")
-                    rec = session.run(cell)    # Ctrl-C: the running cell's process group is killed
-                    store.append(results_path, rec)
-                    new_records.append(rec)
-                    colour = {"ok": "green", "skipped": "yellow", "partial": "cyan"}.get(rec["status"], "red")
-                    progress.console.print(f"  [{colour}]{rec['status']:8}[/] {cell.model} · {cell.variant} · "
-                                           f"{cell.task}  {report.one_line(rec)}")
-                    progress.advance(overall)
+            with _sweep(sweep_cfg, progress.console.print) as sweep:
+                for mode in modes:
+                    mode_name = mode.name if mode else ""
+                    mode_todo = [c for c in cells if c.key(settings.device_id, mode_name) not in done]
+                    if mode is not None and mode_todo:
+                        progress.update(overall, description=f"power mode {mode.label()}: switching")
+                        failed = _switch(session, sweep, mode, progress.console)
+                        if failed:           # that mode's cells fail with nvpmodel's message
+                            for cell in mode_todo:
+                                rec = new_record(cell.with_(run=session.settings,
+                                                            inputs=session.inputs.get(cell.model)),
+                                                 "failed", failed)
+                                store.append(results_path, rec)
+                                new_records.append(rec)
+                                session.records.append(rec)
+                            progress.console.print(f"  [red]failed  [/] {len(mode_todo)} cells of "
+                                                   f"power mode {mode.label()}: {failed}")
+                            progress.advance(overall, len(cells))
+                            continue
+                    for model in dict.fromkeys(c.model for c in cells):
+                        mcells = [c for c in cells if c.model == model]
+                        todo = [c for c in mode_todo if c.model == model]
+                        progress.advance(overall, len(mcells) - len(todo))
+                        if not todo:
+                            continue
+                        progress.update(overall, description=f"{model}: weights and data")
+                        try:
+                            models_info[model], warns = session.prepare(
+                                model, images, args.weights, args.seed,
+                                prior=models_info.get(model) if args.resume else None,
+                                progress=progress, calibration=checked.get("calibration"))
+                        except (ModelError, ValueError) as e:   # weights unavailable, no readable image
+                            progress.stop()
+                            print(f"{title}: error: {e}", file=sys.stderr)   # one line, like any bad input
+                            return EXIT_USAGE
+                        for w in warns:
+                            console.print(f"  [yellow]warning:[/] {w}")
+                        write_meta()
+                        at = f" @ {mode_name}" if mode_name else ""
+                        for cell in todo:
+                            progress.update(overall, description=f"{cell.model} · {cell.variant} · {cell.task}{at}")
+                            rec = session.run(cell)    # Ctrl-C: the running cell's process group is killed
+                            store.append(results_path, rec)
+                            new_records.append(rec)
+                            colour = {"ok": "green", "skipped": "yellow", "partial": "cyan"}.get(rec["status"], "red")
+                            progress.console.print(f"  [{colour}]{rec['status']:8}[/] {cell.model} · {cell.variant} · "
+                                                   f"{cell.task}{at}  {report.one_line(rec)}")
+                            progress.advance(overall)
         except KeyboardInterrupt:
             interrupted = True
+        finally:
+            if sweep_cfg:
+                meta["power_modes"]["restored"] = _sweep.last.restored if _sweep.last else None
         progress.update(overall, description="report")
     records = store.read(results_path)
     t_report = time.perf_counter()
@@ -364,7 +402,47 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
                       f"({out / 'report.md'}). Continue with --resume --out {out}")
         return EXIT_INTERRUPTED
     console.print(f"[bold]done[/]: {out / 'report.md'}")
-    return runner.exit_code(records, {c.key(settings.device_id) for c in cells})
+    return runner.exit_code(records, {c.key(settings.device_id, m.name if m else "")
+                                      for c in cells for m in modes})
+
+
+def _sweep(cfg: dict | None, say):
+    """The power-mode sweep's context (edgebench.powermodes.Sweep), or one that does nothing."""
+    import contextlib
+
+    from .powermodes import Sweep
+
+    if not cfg:
+        _sweep.last = None
+        return contextlib.nullcontext()
+    _sweep.last = Sweep(cfg["nvpmodel"], cfg["jetson_clocks"], say=say)
+    return _sweep.last
+
+
+_sweep.last = None
+
+
+def _switch(session, sweep, mode, console) -> str:
+    """Switch to ``mode`` for the cells that follow; "" when done, else why it failed."""
+    import dataclasses
+
+    from .powermodes import PowerModeError
+
+    try:
+        state = sweep.switch(mode)
+    except (PowerModeError, OSError, __import__("subprocess").SubprocessError) as e:
+        session.settings = dataclasses.replace(
+            session.settings, power_mode=mode.name,
+            power_mode_state={"id": mode.id, "name": mode.name, "error": str(e)})
+        return f"power mode {mode.label()}: {e}"
+    session.settings = dataclasses.replace(session.settings, power_mode=mode.name,
+                                           power_mode_state=state.to_json())
+    cpu = sorted({v for v in state.clocks["cpu_max_mhz"].values() if v})
+    console.print(f"[bold]power mode {mode.label()}[/]: CPU max {'/'.join(f'{v:g}' for v in cpu) or '?'} "
+                  f"MHz, GPU max {state.clocks['gpu_max_mhz'] or '?'} MHz, jetson_clocks "
+                  f"{'on' if state.jetson_clocks else 'off'}, settled in {state.settle_s} s"
+                  + ("" if state.settled else " [yellow](clocks still moving)[/]"))
+    return ""
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 from .errors import UsageError, check_out_dir
@@ -176,7 +177,41 @@ def validate(args) -> dict:
     except ModelError as e:
         raise UsageError(str(e)) from None
     return {"variants": variants, "images": images, "evaluated": evaluated, "pythons": pythons,
-            "calibration": calibration}
+            "calibration": calibration, "power_modes": _power_modes(args)}
+
+
+def _power_modes(args) -> dict | None:
+    """--power-modes: the board's nvpmodel, the modes asked for and the one it is in now, or a
+    UsageError (no nvpmodel, not root, an unknown mode, a switch that needs a reboot) before
+    anything runs."""
+    spec = getattr(args, "power_modes", None)
+    if spec is None:
+        return None
+    from .powermodes import Nvpmodel, PowerModeError, find_jetson_clocks, find_nvpmodel
+    from .powermodes import reboot_needed, resolve
+
+    exe = find_nvpmodel()
+    if exe is None:
+        import platform
+
+        raise UsageError(f"--power-modes needs NVIDIA's nvpmodel (a Jetson with JetPack); this "
+                         f"machine ({platform.machine()}) has none on PATH or in /usr/sbin")
+    if os.geteuid() != 0:
+        raise UsageError("--power-modes switches modes with nvpmodel, which needs root: run "
+                         "edgebench with sudo (e.g. sudo -E env PATH=$PATH python -m edgebench.full ...)")
+    nvp = Nvpmodel(exe)
+    try:
+        wanted = resolve(spec, nvp.modes())
+        now = nvp.current()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    except (PowerModeError, OSError, subprocess.SubprocessError) as e:
+        raise UsageError(f"--power-modes: {e}") from None
+    for mode in wanted:
+        why = reboot_needed(now, mode)
+        if why:
+            raise UsageError(f"--power-modes: {why}")
+    return {"nvpmodel": nvp, "modes": wanted, "found": now, "jetson_clocks": find_jetson_clocks()}
 
 
 def _calibration(args, variants: list[str], images, evaluated):

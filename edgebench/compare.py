@@ -1,8 +1,8 @@
 """``python -m edgebench.compare RUN_A RUN_B [RUN_C ...]``: did it get slower, and is it real?
 
-Matches the cells of two or more runs (device x model x variant x task x batch size), and for
-each pair prints and writes the p50 latency and throughput ratios with a 95% bootstrap CI from
-the raw per-call timings, a verdict per cell at a minimum effect size, lost parity/equivalence
+Matches the cells of two or more runs (device x model x variant x task x power mode x batch
+size), and for each pair prints and writes the p50 latency and throughput ratios with a 95%
+bootstrap CI from the raw per-call timings, a verdict per cell at a minimum effect size, lost parity/equivalence
 (first), parity, accuracy, memory and energy changes, cells in one run only, and what differs
 between the runs' environments (run.json). docs/compare.md explains the statistics.
 
@@ -19,8 +19,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .errors import (EXIT_CELLS_FAILED, EXIT_OK, ArgumentParser, UsageError, check_out_dir,
-                     make_out_dir, run_command)
+from .errors import (
+    EXIT_CELLS_FAILED,
+    EXIT_OK,
+    ArgumentParser,
+    UsageError,
+    check_out_dir,
+    make_out_dir,
+    run_command,
+)
 from .util import REPO_ROOT
 
 EPILOG = """\
@@ -28,6 +35,10 @@ pairs: two runs -> A vs B. More runs are put in run.json created_at order (comma
 where a run has none) and compared consecutively (A->B, B->C, ...) and first vs last; a trend
 plot per model x variant goes to OUT/plots/. One fleet run: its devices are compared (each
 against the first of --devices, default all devices in run.json order).
+
+power modes: a run made with --power-modes has each cell once per nvpmodel mode; a cell is
+compared only with the same cell in the same mode (MAXN with MAXN), a mode one run lacks is
+listed as "in one run only", and the tables and compare.csv gain a power mode column.
 
 verdict (per cell, on the ratio of median call times B/A): "slower" only when the whole 95% CI
 lies above 1 + threshold, "faster" when it lies below 1/(1 + threshold), else "no significant
@@ -156,14 +167,30 @@ def gate(pairs: list, fail_on: str | None, device_mode: bool) -> tuple[int, str]
         return EXIT_OK, "Gate: none (--fail-on not given); exit 0."
     newest = pairs[-1].b if pairs else None
     judged = pairs if device_mode else [p for p in pairs if p.b is newest]
-    slow = [f"{p.a.label}->{p.b.label} {r['model']} {r['variant']} {r['task']} "
+    def mode(r: dict) -> str:
+        return f" [{r['power_mode']}]" if r.get("power_mode") else ""
+
+    slow = [f"{p.a.label}->{p.b.label} {r['model']} {r['variant']} {r['task']}{mode(r)} "
             f"b={r['batch_size']}" for p in judged for r in p.perf if r["verdict"] == cs.SLOWER]
-    lost = [f"{p.a.label}->{p.b.label} {r['model']} {r['variant']}" for p in judged for r in p.lost]
+    lost = [f"{p.a.label}->{p.b.label} {r['model']} {r['variant']}{mode(r)}"
+            for p in judged for r in p.lost]
     bad = lost + (slow if fail_on == "slower" else [])
     if bad:
         return EXIT_CELLS_FAILED, (f"Gate --fail-on {fail_on}: FAILED (exit 1): "
                                    + "; ".join(bad[:10]) + (" ..." if len(bad) > 10 else ""))
     return EXIT_OK, f"Gate --fail-on {fail_on}: passed (exit 0)."
+
+
+def _modes_apart(a, b) -> str:
+    """What to add to "share no cell" when the runs' power modes are what keeps them apart."""
+    from .compare_runs import mode_of
+
+    ma, mb = ({mode_of(k) for k in r.cells} for r in (a, b))
+    if ma == mb or not ({k[:4] for k in a.cells} & {k[:4] for k in b.cells}):
+        return ""
+    def names(m):
+        return ", ".join(sorted(x or "none" for x in m))
+    return f" x power mode: {a.label} ran in {names(ma)}, {b.label} in {names(mb)}"
 
 
 def run(args) -> int:
@@ -180,7 +207,8 @@ def run(args) -> int:
     for a, b in make_pairs(runs, device_mode):
         p = compare_pair(a, b, threshold, args.resamples, args.seed)
         if not p.matched:
-            raise UsageError(f"{a.name} and {b.name} share no cell (model x variant x task)")
+            raise UsageError(f"{a.name} and {b.name} share no cell (model x variant x task"
+                             + _modes_apart(a, b) + ")")
         pairs.append(p)
     out = Path(args.out) if args.out else \
         REPO_ROOT / "results" / f"compare-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}"

@@ -8,12 +8,14 @@ import re
 from pathlib import Path
 
 from . import compare_stats as cs
-from .compare_runs import OK, Pair, Run, noise_pairs
+from .compare_runs import OK, Pair, Run, mode_of, noise_pairs, seed_key
 from .report_format import fmt, md_table
 from .util import atomic_write_text
 
 CSV_COLUMNS = ["a_run", "b_run", "section", "device", "model", "variant", "task", "batch_size",
                "metric", "a", "b", "change", "ratio", "ci95_low", "ci95_high", "verdict", "note"]
+MODE_COLUMN = "power_mode"     # after "task", only when a row has a power mode (--power-modes)
+MODE_HEAD = "power mode"       # its heading in the console and compare.md tables
 _LIKELY = ("variants.", "options.", "device.", "device_state.", "config.profile", "config.",
            "env.", "machine.")
 NO_CAUSE = ("no difference in versions, device state, profile or options recorded in run.json: "
@@ -34,6 +36,14 @@ def cell(r: dict) -> str:
 def ratio_text(r: cs.Ratio) -> tuple[str, str]:
     ci = f"[{r.low:.3f}, {r.high:.3f}]" if r.has_ci else "no CI"
     return f"{r.point:.3f}", ci
+
+
+def has_modes(p: Pair) -> bool:
+    """Whether any row of ``p`` is in a power mode (a --power-modes run): then the tables and
+    compare.csv gain a power mode column; without modes they look as they always did."""
+    return any(r.get("power_mode") for rows in (p.perf, p.lost, p.quality, p.resources,
+                                                p.status, p.only) for r in rows) \
+        or any(k[2] for k in p.noise)
 
 
 def counts(p: Pair) -> dict:
@@ -59,36 +69,50 @@ def likely_causes(p: Pair, limit: int = 8) -> list[str]:
 
 # ----------------------------------------------------------------------- tables (shared)
 def tables(p: Pair, changed_only: bool) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, headers, rows, text when empty) for one pair; console and Markdown both."""
+    """(title, headers, rows, text when empty) for one pair; console and Markdown both.
+    With power modes (has_modes) every cell table has a power mode column after the cell."""
     A, B = p.a.label, p.b.label
-    out = []
-    out.append((f"LOST EQUIVALENCE ({A} -> {B})", ["cell", "what"],
-                [[f"{r['device'] + ' ' if r['device'] else ''}{r['model']} · {r['variant']}",
-                  r["what"]] for r in p.lost], ""))
-    rows = []
-    for r in p.perf:
-        pt, ci = ratio_text(r["ratio"])
-        rows.append([cell(r), r["metric"], fmt(r["a"]), fmt(r["b"]), pt, ci, r["verdict"], r["note"]])
-    out.append((f"Performance {B}/{A}", ["cell", "metric", A, B, f"{B}/{A}", "95% CI",
-                                          "verdict", "note"], rows, "no latency/throughput cell in both runs"))
-    rows = [[cell(r), r["metric"], fmt(r["a"], 4), fmt(r["b"], 4),
-             "" if r["change"] is None else f"{r['change']:+.4g}"]
-            for r in p.quality if not changed_only or r["change"]]
-    out.append(("Parity and accuracy", ["cell", "metric", A, B, "change"], rows,
-                "no change" if changed_only else "no parity/accuracy cell in both runs"))
-    rows = [[cell(r), r["metric"], fmt(r["a"]), fmt(r["b"]),
-             "" if r["ratio"] is None else f"{r['ratio']:.3f}", r["note"]]
-            for r in p.resources if not changed_only or r["note"]]
-    out.append(("Memory and energy", ["cell", "metric", A, B, f"{B}/{A}", "note"], rows,
-                "no change beyond the threshold" if changed_only else "no figures in both runs"))
-    out.append(("Status changes", ["cell", A, B, "reason"],
-                [[cell(r), r["a"], r["b"], (r["reason"] or "")[:120]] for r in p.status], ""))
-    out.append(("Cells in one run only", ["cell", "only in"],
-                [[cell(r), r["in"]] for r in p.only], ""))
+    modes = has_modes(p)
+
+    def table(title, heads, recs, row, empty=""):
+        if modes:
+            heads = [heads[0], MODE_HEAD, *heads[1:]]
+        rows = []
+        for r in recs:
+            x = row(r)
+            rows.append([x[0], r.get("power_mode") or "", *x[1:]] if modes else x)
+        out.append((title, heads, rows, empty))
+
+    out: list = []
+    table(f"LOST EQUIVALENCE ({A} -> {B})", ["cell", "what"], p.lost,
+          lambda r: [f"{r['device'] + ' ' if r['device'] else ''}{r['model']} · {r['variant']}",
+                     r["what"]])
+    table(f"Performance {B}/{A}", ["cell", "metric", A, B, f"{B}/{A}", "95% CI", "verdict", "note"],
+          p.perf, lambda r: [cell(r), r["metric"], fmt(r["a"]), fmt(r["b"]), *ratio_text(r["ratio"]),
+                             r["verdict"], r["note"]],
+          "no latency/throughput cell in both runs")
+    table("Parity and accuracy", ["cell", "metric", A, B, "change"],
+          [r for r in p.quality if not changed_only or r["change"]],
+          lambda r: [cell(r), r["metric"], fmt(r["a"], 4), fmt(r["b"], 4),
+                     "" if r["change"] is None else f"{r['change']:+.4g}"],
+          "no change" if changed_only else "no parity/accuracy cell in both runs")
+    table("Memory and energy", ["cell", "metric", A, B, f"{B}/{A}", "note"],
+          [r for r in p.resources if not changed_only or r["note"]],
+          lambda r: [cell(r), r["metric"], fmt(r["a"]), fmt(r["b"]),
+                     "" if r["ratio"] is None else f"{r['ratio']:.3f}", r["note"]],
+          "no change beyond the threshold" if changed_only else "no figures in both runs")
+    table("Status changes", ["cell", A, B, "reason"], p.status,
+          lambda r: [cell(r), r["a"], r["b"], (r["reason"] or "")[:120]])
+    table("Cells in one run only", ["cell", "only in"], p.only, lambda r: [cell(r), r["in"]])
     out.append((f"Environment differences ({len(p.env)})", ["key", A, B],
                 [[k, a[:80], b[:80]] for k, a, b in p.env],
                 "none recorded (same versions, device state, profile and options)"))
     return out
+
+
+def _noise_name(key: tuple) -> str:
+    _, var, mode = key
+    return f"{var} {mode}" if mode else var
 
 
 # ------------------------------------------------------------------------------ console
@@ -112,8 +136,9 @@ def print_console(pairs: list[Pair], runs: list[Run], header: list[str], thresho
             t = Table(title=escape(title), title_style="bold red" if title.startswith("LOST") else "bold")
             for h in heads:
                 t.add_column(escape(h), overflow="fold")
+            at = heads.index("verdict") if "verdict" in heads else None
             for r in rows:
-                style = {cs.SLOWER: "red", cs.FASTER: "green"}.get(r[6]) if len(r) > 6 else None
+                style = {cs.SLOWER: "red", cs.FASTER: "green"}.get(r[at]) if at is not None else None
                 t.add_row(*[escape(str(c)) for c in r], style=style)
             con.print(t)
         for line in likely_causes(p):
@@ -122,7 +147,7 @@ def print_console(pairs: list[Pair], runs: list[Run], header: list[str], thresho
             con.print(f"  likely cause: {NO_CAUSE}", highlight=False)
         if p.noise:
             con.print("  process noise (between-process sd, in the intervals): " + ", ".join(
-                f"{var} {100 * sd:.1f}% ({n} pairs)" for (_, var), (sd, n) in sorted(p.noise.items())),
+                f"{_noise_name(k)} {100 * sd:.1f}% ({n} pairs)" for k, (sd, n) in sorted(p.noise.items())),
                 highlight=False)
         c = counts(p)
         con.print(f"[bold]{p.a.label} -> {p.b.label}[/]: {c['slower']} slower, {c['faster']} faster, "
@@ -158,10 +183,11 @@ def write_markdown(path: Path, pairs: list[Pair], runs: list[Run], header: list[
         lines += [f"## {p.a.label} -> {p.b.label}", "", f"{p.a.label}: `{p.a.name}`  ",
                   f"{p.b.label}: `{p.b.name}`", ""]
         if p.noise:
+            modes = any(mode for _, _, mode in p.noise)
             lines += [NOISE_TEXT, "", md_table(
-                ["device", "variant", "pairs", "between-process sd"],
-                [[dev or "-", var, n, f"{100 * sd:.1f}%"]
-                 for (dev, var), (sd, n) in sorted(p.noise.items())]), ""]
+                ["device", "variant", *([MODE_HEAD] if modes else []), "pairs", "between-process sd"],
+                [[dev or "-", var, *([mode] if modes else []), n, f"{100 * sd:.1f}%"]
+                 for (dev, var, mode), (sd, n) in sorted(p.noise.items())]), ""]
         causes = likely_causes(p)
         if causes:
             lines += ["Likely causes of the slower cells (environment differences):", ""]
@@ -192,7 +218,12 @@ def _device_name(r: Run) -> str:
 # ---------------------------------------------------------------------------------- csv
 def write_csv(path: Path, pairs: list[Pair]) -> None:
     buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS)
+    modes = any(has_modes(p) for p in pairs)
+    cols = CSV_COLUMNS
+    if modes:
+        at = CSV_COLUMNS.index("task") + 1
+        cols = [*CSV_COLUMNS[:at], MODE_COLUMN, *CSV_COLUMNS[at:]]
+    w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore")   # no mode column: dropped
     w.writeheader()
     for p in pairs:
         base = {"a_run": p.a.name, "b_run": p.b.name}
@@ -220,8 +251,9 @@ def write_csv(path: Path, pairs: list[Pair]) -> None:
                         "b": "present" if r["in"] == p.b.label else ""})
         for k, a, b in p.env:
             w.writerow({**base, "section": "environment", "metric": k, "a": a, "b": b})
-        for (dev, var), (sd, n) in sorted(p.noise.items()):
+        for (dev, var, mode), (sd, n) in sorted(p.noise.items()):
             w.writerow({**base, "section": "process_noise", "device": dev, "variant": var,
+                        MODE_COLUMN: mode,
                         "metric": "between-process sd of ln(median ms)", "a": _num(sd),
                         "note": f"from {n} pairs of batch-1 medians"})
     atomic_write_text(path, buf.getvalue())
@@ -229,7 +261,7 @@ def write_csv(path: Path, pairs: list[Pair]) -> None:
 
 def _key(r: dict) -> dict:
     return {k: ("" if r.get(k) is None else r[k])
-            for k in ("device", "model", "variant", "task", "batch_size")}
+            for k in ("device", "model", "variant", "task", MODE_COLUMN, "batch_size")}
 
 
 def _num(v) -> str:
@@ -238,7 +270,8 @@ def _num(v) -> str:
 
 # ------------------------------------------------------------------------------- trends
 def trend_series(runs: list[Run], n_boot: int, seed: int) -> dict[tuple, dict]:
-    """(device, model, variant) -> {"latency": [(i, p50, lo, hi)], "throughput b=N": [...]}."""
+    """(device, model, variant, power mode) -> {"latency": [(i, p50, lo, hi)],
+    "throughput b=N": [...]}: one series per power mode (a mode is compared with itself)."""
     out: dict[tuple, dict] = {}
     for i, run in enumerate(runs):
         sd = {k: cs.process_sd(v) for k, v in noise_pairs(run).items()}
@@ -246,12 +279,13 @@ def trend_series(runs: list[Run], n_boot: int, seed: int) -> dict[tuple, dict]:
             if key[3] not in ("latency", "throughput") or rec["status"] not in OK:
                 continue
             raw = run.raw(rec)
-            s = out.setdefault(key[:3], {})
+            mode = mode_of(key)
+            s = out.setdefault((*key[:3], mode), {})
             if key[3] == "latency":
                 calls = (raw or {}).get("latency_ms")
                 if calls:
-                    med, lo, hi = cs.widen_median(*cs.median_ci(calls, n_boot, seed, "|".join(key)),
-                                                  sd.get((key[0], key[2])))
+                    med, lo, hi = cs.widen_median(*cs.median_ci(calls, n_boot, seed, seed_key(key)),
+                                                  sd.get((key[0], key[2], mode)))
                 else:
                     lat = rec["latency_ms"]
                     med, lo, hi = lat["p50"], lat.get("ci95_low"), lat.get("ci95_high")
@@ -262,8 +296,8 @@ def trend_series(runs: list[Run], n_boot: int, seed: int) -> dict[tuple, dict]:
                 calls = ((raw or {}).get("by_batch_ms") or {}).get(str(b))
                 if calls:
                     med, lo, hi = cs.widen_median(
-                        *cs.median_ci(calls, n_boot, seed, "|".join((*key, str(b)))),
-                        sd.get((key[0], key[2])))
+                        *cs.median_ci(calls, n_boot, seed, seed_key(key, b)),
+                        sd.get((key[0], key[2], mode)))
                 else:
                     med = e.get("latency_ms_p50") or b * 1000.0 / e["samples_per_s"]
                     lo = hi = None
@@ -273,8 +307,8 @@ def trend_series(runs: list[Run], n_boot: int, seed: int) -> dict[tuple, dict]:
 
 
 def trend_plots(out_dir: Path, runs: list[Run], n_boot: int, seed: int) -> list[Path]:
-    """One PNG per device x model x variant with the p50 latency and the throughput at each
-    batch size across the runs (x: runs in created_at order)."""
+    """One PNG per device x model x variant (x power mode) with the p50 latency and the
+    throughput at each batch size across the runs (x: runs in created_at order)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -283,7 +317,7 @@ def trend_plots(out_dir: Path, runs: list[Run], n_boot: int, seed: int) -> list[
     out_dir.mkdir(parents=True, exist_ok=True)
     made = []
     ticks = [f"{r.label}\n{(r.created_at or '')[:10]}" for r in runs]
-    for (dev, model, variant), series in trend_series(runs, n_boot, seed).items():
+    for (dev, model, variant, mode), series in trend_series(runs, n_boot, seed).items():
         lat = {k: v for k, v in series.items() if k == "latency"}
         thr = {k: v for k, v in series.items() if k != "latency"}
         panels = [(t, s) for t, s in (("p50 latency (ms)", lat), ("samples/s", thr)) if s]
@@ -300,9 +334,10 @@ def trend_plots(out_dir: Path, runs: list[Run], n_boot: int, seed: int) -> list[
             ax.grid(alpha=0.3)
             if len(group) > 1 or ylabel == "samples/s":
                 ax.legend(fontsize=7)
-        fig.suptitle(f"{dev + ' ' if dev else ''}{model} · {variant}", fontsize=10)
+        fig.suptitle(f"{dev + ' ' if dev else ''}{model} · {variant}"
+                     + (f" · {mode}" if mode else ""), fontsize=10)
         fig.tight_layout()
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(x for x in ("trend", dev, model, variant) if x))
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(x for x in ("trend", dev, model, variant, mode) if x))
         path = out_dir / f"{name}.png"
         fig.savefig(path, dpi=100)
         plt.close(fig)

@@ -2,8 +2,10 @@
 run.json, raw timings), the environment a run recorded, flattened for a diff, and matching
 two runs cell by cell into the rows the report shows.
 
-A cell is device x model x variant x task x batch size: a latency record is one cell at its
-batch_size, a throughput record one cell per by_batch entry.
+A cell is device x model x variant x task x power mode x batch size (store.cell_key, plus the
+batch size): a latency record is one cell at its batch_size, a throughput record one cell per
+by_batch entry. The power mode is the nvpmodel mode a --power-modes run measured the cell in
+("" in runs without it); cells of different modes are never paired.
 """
 from __future__ import annotations
 
@@ -173,7 +175,7 @@ class Pair:
     status: list[dict] = field(default_factory=list)      # ok <-> failed/skipped/timeout
     only: list[dict] = field(default_factory=list)        # cells in one run only
     env: list[tuple] = field(default_factory=list)
-    # (device, variant) -> (between-process sd of ln median, pairs it came from)
+    # (device, variant, power mode) -> (between-process sd of ln median, pairs it came from)
     noise: dict = field(default_factory=dict)
 
     @property
@@ -201,27 +203,43 @@ def _raw_calls(raw: dict | None, rec: dict, b: int, run: Run) -> list | None:
     return x
 
 
+def mode_of(key: tuple) -> str:
+    """The power mode of a cell key (store.cell_key): "" for a run without --power-modes."""
+    return (key[4] if len(key) > 4 else "") or ""
+
+
+def seed_key(key: tuple, *more) -> str:
+    """The bootstrap's key text of a cell: device|model|variant|task[|mode][|more], the mode
+    only when there is one (runs without modes keep the resamples they always had)."""
+    mode = mode_of(key)
+    return "|".join(map(str, (*key[:4], *([mode] if mode else []), *more)))
+
+
 def _base(key: tuple, rec: dict) -> dict:
-    return {"device": key[0], "model": key[1], "variant": key[2], "task": key[3]}
+    return {"device": key[0], "model": key[1], "variant": key[2], "task": key[3],
+            "power_mode": mode_of(key)}
 
 
 def noise_pairs(run: Run) -> dict[tuple, list[tuple[float, float]]]:
-    """(device, variant) -> pairs of batch-1 medians measured in two processes of ``run``:
-    its latency cell and its throughput cell's step at the same batch size, per model."""
+    """(device, variant, power mode) -> pairs of batch-1 medians measured in two processes of
+    ``run``: its latency cell and its throughput cell's step at the same batch size (in the
+    same power mode), per model."""
     out: dict[tuple, list] = {}
-    for (dev, model, variant, task), lat in run.cells.items():
-        tp = run.cells.get((dev, model, variant, "throughput"))
+    for key, lat in run.cells.items():
+        dev, model, variant, task, mode = *key[:4], mode_of(key)
+        tp = run.cells.get((dev, model, variant, "throughput", *key[4:]))
         if task != "latency" or tp is None or lat["status"] not in OK or tp["status"] not in OK:
             continue
         at = _points(tp).get(lat["batch_size"])
         if at is not None:
-            out.setdefault((dev, variant), []).append((_points(lat)[lat["batch_size"]], at))
+            out.setdefault((dev, variant, mode), []).append((_points(lat)[lat["batch_size"]], at))
     return out
 
 
 def process_noise(a: Run, b: Run) -> dict[tuple, tuple[float, int]]:
-    """Between-process sd per (device, variant), from both runs' pairs (a real change between
-    the runs moves both halves of a pair alike, so it does not enter the estimate)."""
+    """Between-process sd per (device, variant, power mode), from both runs' pairs (a real
+    change between the runs moves both halves of a pair alike, so it does not enter the
+    estimate; a clocked-down mode's noise is its own)."""
     pairs: dict[tuple, list] = {}
     for run in (a, b):
         for k, v in noise_pairs(run).items():
@@ -240,7 +258,7 @@ def compare_pair(a: Run, b: Run, threshold: float, n_boot: int = cs.N_RESAMPLES,
     for key in [k for k in a.cells if k in b.cells]:
         ra, rb = a.cells[key], b.cells[key]
         base = _base(key, ra)
-        var = key[:3]
+        var = (*key[:3], mode_of(key))        # equivalence per variant and power mode
         e = eq.setdefault(var, [False, False, []])
         e[0] |= ra.get("equivalent") is True
         e[1] |= rb.get("equivalent") is False
@@ -263,6 +281,7 @@ def compare_pair(a: Run, b: Run, threshold: float, n_boot: int = cs.N_RESAMPLES,
     for var, (was_eq, now_not, why) in eq.items():
         if why or (was_eq and now_not):
             p.lost.append({"device": var[0], "model": var[1], "variant": var[2],
+                           "power_mode": var[3],
                            "what": "; ".join(why + (["equivalent true -> false"]
                                                     if was_eq and now_not else []))})
     return p
@@ -278,14 +297,14 @@ def _perf(p: Pair, key, ra, rb, threshold, n_boot, seed) -> None:
     for bs in [x for x in pa if x in pb]:
         xa, xb = _raw_calls(raw_a, ra, bs, p.a), _raw_calls(raw_b, rb, bs, p.b)
         if xa is not None and xb is not None:
-            r = cs.ratio_ci(xa, xb, n_boot, seed, key="|".join(map(str, (*key, bs))))
-            sd = p.noise.get((key[0], key[2]), (None, 0))[0]
+            r = cs.ratio_ci(xa, xb, n_boot, seed, key=seed_key(key, bs))
+            sd = p.noise.get((key[0], key[2], mode_of(key)), (None, 0))[0]
             r = cs.widen(r, sd)
             ma, mb = float(np.median(xa)), float(np.median(xb))
             note = cs.note(r, threshold)
             if sd is None:
-                note = "; ".join(x for x in (note, "process noise unknown (no latency and "
-                                             "throughput cells of one model)") if x)
+                note = "; ".join(x for x in (note, ("process noise unknown (no latency and "
+                                              "throughput cells of one model)")) if x)
         else:
             ma, mb = pa[bs], pb[bs]
             r = cs.Ratio(mb / ma)

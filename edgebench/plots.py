@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import store
-from .report_format import OK_STATUSES
+from .report_format import OK_STATUSES, latest_cells
 
 
 def _mpl():
@@ -19,8 +18,13 @@ def _mpl():
 
 
 def _ok(records, task):
-    return [r for r in store.latest(records).values()
+    return [r for r in latest_cells(records).values()
             if r["task"] == task and r["status"] in OK_STATUSES]
+
+
+def _series(r: dict) -> str:
+    """A record's series: its variant, and its nvpmodel power mode in a --power-modes run."""
+    return r["variant"] + (f" @ {r['power_mode']}" if r.get("power_mode") else "")
 
 
 def latency_plot(path: Path, records: list[dict]) -> bool:
@@ -29,13 +33,13 @@ def latency_plot(path: Path, records: list[dict]) -> bool:
         return False
     plt = _mpl()
     models = list(dict.fromkeys(r["model"] for r in recs))
-    variants = list(dict.fromkeys(r["variant"] for r in recs))
+    variants = list(dict.fromkeys(_series(r) for r in recs))
     width = 0.8 / len(variants)
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(models)), 4.5))
     for i, v in enumerate(variants):
         xs, ys, lo, hi = [], [], [], []
         for j, m in enumerate(models):
-            r = next((r for r in recs if r["model"] == m and r["variant"] == v), None)
+            r = next((r for r in recs if r["model"] == m and _series(r) == v), None)
             if r:
                 lat = r["latency_ms"]
                 xs.append(j + i * width)
@@ -69,7 +73,7 @@ def _by_batch_plot(path: Path, records: list[dict], key: str, ylabel: str, title
         for r in (r for r in recs if r["model"] == m):
             pts = [(b["batch_size"], b.get(key)) for b in r["by_batch"] if b.get(key) is not None]
             if pts:
-                ax.plot(*zip(*pts), marker="o", label=r["variant"])
+                ax.plot(*zip(*pts), marker="o", label=_series(r))
         ax.set_xscale("log", base=2)
         ax.set_title(m, fontsize=9)
         ax.set_xlabel("batch size")

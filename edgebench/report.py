@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import report_int8, report_mlperf, store
+from . import report_int8, report_mlperf, report_powermodes, store
 from .profiles import COMPARABLE
-from .report_format import fmt, md_table, summary_rows, write_csv
+from .report_format import (
+    fmt,
+    has_power_modes,
+    latest_cells,
+    md_table,
+    summary_rows,
+    write_csv,
+)
 from .util import atomic_write_text
 
 # run.json "kind" -> the module whose ``write_all(out, records, meta)`` renders that kind of
@@ -53,7 +60,7 @@ def _warnings(records: list[dict], meta: dict) -> list[str]:
     if meta.get("data", {}).get("source") == "sample":
         out.append("**Bundled 16-image sample**: not an accuracy benchmark. Use `--data` with "
                    "ImageNet val for Top-1/Top-5.")
-    for r in store.latest(records).values():
+    for r in latest_cells(records).values():
         if r["task"] == "parity" and "max_abs_diff" in r:
             if r.get("ref_distinct_classes", 99) < 5:
                 out.append(f"{r['model']} / {r['variant']}: the reference predicts only "
@@ -99,13 +106,18 @@ def _paper_section(rows: list[dict], meta: dict) -> str:
             bound = {"lower": "over ", "upper": "under "}.get(fig.get("bound"), "")
             approx = "about " if fig.get("approximate") else ""
             study = f"{bound}{approx}{fig.get('value_text') or fig.get('value')} {fig['unit']}"
-            lines.append([r["model"], r["variant"], fig["metric"], study, fmt(ours), fig.get("note", "")])
+            lines.append([r["model"], _label(r), fig["metric"], study, fmt(ours), fig.get("note", "")])
     if not lines:
         return ""
     return ("## Beside the study (AGX Orin, published figures)\n\n" +
             md_table(["model", "variant", "metric", "study", "this run", "note"], lines) + "\n\n"
             "This run's system_memory is the system-wide used memory (GiB), mean over the timed "
             "windows, as the study's is; power is the latency window's mean.\n")
+
+
+def _label(r: dict) -> str:
+    """A row's variant, with its nvpmodel power mode when the run swept modes."""
+    return r["variant"] + (f" @ {r['power_mode']}" if r.get("power_mode") else "")
 
 
 def _memory_notes() -> list[str]:
@@ -123,17 +135,19 @@ def _power_section(rows: list[dict], records: list[dict]) -> list[str]:
     out = []
     shown = [r for r in rows if r["power_mean_w"] is not None or r["throughput_power_mean_w"] is not None]
     if shown:
-        best = {(r["model"], r["variant"]): r.get("best_batch") for r in rows}
+        modes = has_power_modes(rows)
         out += ["## Power and energy", "",
                 "Mean power over the timed window; energy per sample = (mean - idle power "
                 "measured before the task) x that window's time per sample. Latency: its one "
                 "window (batch 1, or the smallest size the variant was built for); throughput: the best batch's window (every batch size's is "
                 "in `by_batch` and in plots/energy.png).", "",
-                md_table(["model", "variant", "latency W", "net W", "latency mJ/sample",
-                          "throughput W @ batch", "throughput mJ/sample"],
-                         [[r["model"], r["variant"], fmt(r["power_mean_w"]), fmt(r["power_net_w"]),
+                md_table(["model", "variant", *(["power mode"] if modes else []), "latency W",
+                          "net W", "latency mJ/sample", "throughput W @ batch",
+                          "throughput mJ/sample"],
+                         [[r["model"], r["variant"], *([r.get("power_mode") or "–"] if modes else []),
+                           fmt(r["power_mean_w"]), fmt(r["power_net_w"]),
                            fmt(r["energy_mj_per_sample"], 3),
-                           (f"{fmt(r['throughput_power_mean_w'])} @ {best[(r['model'], r['variant'])]}"
+                           (f"{fmt(r['throughput_power_mean_w'])} @ {r.get('best_batch')}"
                             if r["throughput_power_mean_w"] is not None else ""),
                            fmt(r["throughput_energy_mj_per_sample"], 3)] for r in shown]), ""]
         caveats = {(r.get("power_w") or {}).get("caveat") for r in records if r.get("power_w")}
@@ -217,6 +231,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
     if warn:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in warn]
     lines += ["", "## Results", ""]
+    modes = has_power_modes(rows)     # a --power-modes run: a row per variant x power mode
     for model in dict.fromkeys(r["model"] for r in rows):
         lines += [f"### {model}", ""]
         tab = []
@@ -225,22 +240,26 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
             rel = f" (rel {fmt(r['max_rel_diff'])})" if r.get("max_rel_diff") is not None else ""
             par = (f"{r['parity_status']}: top-1 agree {fmt(r['top1_agreement'], 3)}, max abs diff {fmt(r['max_abs_diff'])}{rel}"
                    if r["max_abs_diff"] is not None else (r["parity_status"] or "–"))
-            tab.append([r["variant"], eq, par, fmt(r["top1"]), fmt(r["top5"]), fmt(r["latency_p50_ms"]),
+            tab.append([r["variant"], *([r.get("power_mode") or "–"] if modes else []), eq, par,
+                        fmt(r["top1"]), fmt(r["top5"]), fmt(r["latency_p50_ms"]),
                         fmt(r["latency_p99_ms"]), fmt(r["speedup_p50_vs_pytorch"]), fmt(r["cold_start_ms"], 1),
                         (f"{fmt(r['max_samples_per_s'], 1)} @ {r['best_batch']}" if r["best_batch"] else "–"),
                         fmt(r["peak_rss_mb"], 0), fmt(r["system_memory_mean_mb"], 0),
                         fmt(r["device_memory_peak_mb"], 0), fmt(r["power_mean_w"]),
                         fmt(r["convert_s"], 1)])
-        lines.append(md_table(["variant", "equivalent", "parity", "top1 %", "top5 %", "p50 ms",
+        lines.append(md_table(["variant", *(["power mode"] if modes else []), "equivalent",
+                               "parity", "top1 %", "top5 %", "p50 ms",
                                 "p99 ms", "speed-up", "cold start ms", "samples/s @ batch",
                                 "peak RSS MB", "system mem MB", "GPU/NvMap MB", "power W",
                                 "convert s"], tab))
-        notes = [f"- {r['variant']}: {r['reasons']}" for r in rows if r["model"] == model and r["reasons"]]
+        notes = [f"- {_label(r)}: {r['reasons']}" for r in rows if r["model"] == model and r["reasons"]]
         if notes:
             lines += [""] + notes
         lines.append("")
     lines += report_int8.section(records, meta)
     lines += report_mlperf.section(records, meta)
+    mode_plots = [p for p in plots if p.startswith(report_powermodes.PREFIX)]
+    lines += report_powermodes.section(records, meta, mode_plots)
     lines += _memory_notes()
     # An emulated device's figures, or a smoke run's, set beside the study's would read as a
     # comparison.
@@ -248,8 +267,9 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
     if paper:
         lines += [paper]
     lines += _power_section(rows, records)
-    if plots:
-        lines += ["## Plots", ""] + [f"![{p}](plots/{p})" for p in plots] + [""]
+    other = [p for p in plots if p not in mode_plots]    # the power-mode plots sit in their section
+    if other:
+        lines += ["## Plots", ""] + [f"![{p}](plots/{p})" for p in other] + [""]
     lines += ["Figures come from `results.jsonl` (schema: `edgebench/schema/results.schema.json`); "
               "machine and versions in `run.json`."]
     atomic_write_text(path, "\n".join(lines) + "\n")
@@ -267,6 +287,10 @@ def write_all(out: Path, records: list[dict], meta: dict) -> list[str]:
     except Exception as e:  # noqa: BLE001 - a plotting problem must not lose the report
         made = []
         meta.setdefault("report_warnings", []).append(f"plots failed: {e}")
+    try:
+        made += [p.name for p in report_powermodes.plot(records, out / "plots")]
+    except Exception as e:  # noqa: BLE001 - a plotting problem must not lose the report
+        meta.setdefault("report_warnings", []).append(f"power-mode plots failed: {e}")
     write_markdown(out / "report.md", rows, records, meta, made)
     return made
 

@@ -1,8 +1,10 @@
 """What the single-run report (``report.py``) and the fleet report (``fleet/report.py``) share:
-the summary rows built from the records (one per device x model x variant), summary.csv, and
-the cell formatting of the Markdown tables. Imports nothing from either report.
+the summary rows built from the records (one per device x model x variant x power mode),
+summary.csv, and the cell formatting of the Markdown tables. Imports nothing from either report.
 
-- ``summary_rows``/``write_csv``  records -> rows -> ``summary.csv`` (``SUMMARY_COLUMNS``)
+- ``summary_rows``/``write_csv``  records -> rows -> ``summary.csv`` (``SUMMARY_COLUMNS``,
+                                  and ``power_mode`` after ``variant`` when a run swept modes)
+- ``latest_cells``                the last record of each cell, power mode included
 - ``fmt``                         one figure as a table cell (empty for None/NaN)
 - ``md_table``                    a Markdown table
 - ``OK_STATUSES``                 the statuses whose figures are shown
@@ -14,7 +16,6 @@ import io
 import math
 from pathlib import Path
 
-from . import store
 from .cell import REFERENCE_VARIANT
 from .util import atomic_write_text
 
@@ -67,21 +68,37 @@ def md_table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def cell_of(r: dict) -> tuple:
+    """(device_id, model, variant, task, power mode or ""): a cell as the records say it,
+    whatever ``store.cell_key`` holds, so cells run in different nvpmodel power modes
+    (``--power-modes``) never collapse into one."""
+    return (r.get("device_id", ""), r["model"], r["variant"], r["task"], r.get("power_mode") or "")
+
+
+def latest_cells(records) -> dict[tuple, dict]:
+    """The last record of each cell (``cell_of``), in the order the cells first appear."""
+    out: dict[tuple, dict] = {}
+    for r in records:
+        out[cell_of(r)] = r
+    return out
+
+
 def _cells(records: list[dict]) -> dict[tuple, dict[str, dict]]:
-    """(device_id, model, variant) -> {task: latest record}."""
+    """(device_id, model, variant, power mode) -> {task: latest record}."""
     out: dict[tuple, dict[str, dict]] = {}
-    for (dev, m, v, t), r in store.latest(records).items():
-        out.setdefault((dev, m, v), {})[t] = r
+    for (dev, m, v, t, mode), r in latest_cells(records).items():
+        out.setdefault((dev, m, v, mode), {})[t] = r
     return out
 
 
 def summary_rows(records: list[dict]) -> list[dict]:
     cells = _cells(records)
     rows = []
-    for (dev, m, v), tasks in cells.items():
+    for (dev, m, v, mode), tasks in cells.items():
         par, acc, lat, thr = (tasks.get(t, {}) for t in ("parity", "accuracy", "latency", "throughput"))
         any_rec = next(iter(tasks.values()))
-        ref_lat = cells.get((dev, m, REFERENCE_VARIANT), {}).get("latency", {})
+        # the speed-up is against the reference in the same power mode
+        ref_lat = cells.get((dev, m, REFERENCE_VARIANT, mode), {}).get("latency", {})
         p50 = (lat.get("latency_ms") or {}).get("p50") if lat.get("status") in OK_STATUSES else None
         ref_p50 = (ref_lat.get("latency_ms") or {}).get("p50") if ref_lat.get("status") in OK_STATUSES else None
         # Memory of the measuring tasks that ran: a parity or convert cell may also hold the
@@ -105,7 +122,7 @@ def summary_rows(records: list[dict]) -> list[dict]:
         thr_pw = (thr.get("power_w") or {}) if thr.get("status") in OK_STATUSES else {}
         lat_ms = lat.get("latency_ms") or {}
         rows.append({
-            "model": m, "variant": v, "device": dev or any_rec.get("device", {}).get("name", ""),
+            "model": m, "variant": v, "power_mode": mode, "device": dev or any_rec.get("device", {}).get("name", ""),
             "weights": any_rec.get("weights"), "equivalent": equivalent,
             "parity_status": par.get("status"), "top1_agreement": par.get("top1_agreement"),
             "top5_agreement": par.get("top5_agreement"), "max_abs_diff": par.get("max_abs_diff"),
@@ -136,10 +153,24 @@ def summary_rows(records: list[dict]) -> list[dict]:
     return rows
 
 
+def has_power_modes(rows_or_records) -> bool:
+    """Whether any row or record carries an nvpmodel power mode (a ``--power-modes`` run)."""
+    return any(r.get("power_mode") for r in rows_or_records)
+
+
+def csv_columns(rows: list[dict]) -> list[str]:
+    """SUMMARY_COLUMNS, with ``power_mode`` after ``variant`` only when a row has one."""
+    cols = list(SUMMARY_COLUMNS)
+    if has_power_modes(rows):
+        cols.insert(cols.index("variant") + 1, "power_mode")
+    return cols
+
+
 def write_csv(path: Path, rows: list[dict]) -> None:
+    cols = csv_columns(rows)
     buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=SUMMARY_COLUMNS)
+    w = csv.DictWriter(buf, fieldnames=cols)
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in SUMMARY_COLUMNS})
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in cols})
     atomic_write_text(path, buf.getvalue())

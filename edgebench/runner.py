@@ -229,7 +229,8 @@ class Session:
                             int8_cost=cost, mlperf_seed=seed)
 
     def _latest(self, model: str, variant: str, task: str) -> dict | None:
-        return store.find(self.records, model, variant, task, self.settings.device_id)
+        return store.find(self.records, model, variant, task, self.settings.device_id,
+                          self.settings.power_mode)
 
     def skip_reason(self, cell: Cell) -> str:
         """Why ``cell`` cannot run here ("" when it can), decided without a worker."""

@@ -154,7 +154,7 @@ def read(path: Path) -> list[dict]:
 
 
 def latest(records: Iterable[dict]) -> dict[tuple, dict]:
-    """The last record of each (device, model, variant, task) cell."""
+    """The last record of each (device, model, variant, task, power mode) cell."""
     out: dict[tuple, dict] = {}
     for r in records:
         out[cell_key(r)] = r
@@ -162,9 +162,12 @@ def latest(records: Iterable[dict]) -> dict[tuple, dict]:
 
 
 def cell_key(r: dict) -> tuple:
-    return (r.get("device_id", ""), r["model"], r["variant"], r["task"])
+    """A cell is its device, model, variant and task, and the nvpmodel power mode it ran in
+    when the run swept modes (--power-modes; "" otherwise)."""
+    return (r.get("device_id", ""), r["model"], r["variant"], r["task"],
+            r.get("power_mode") or "")
 
 
 def find(records: Iterable[dict], model: str, variant: str, task: str,
-         device_id: str = "") -> dict | None:
-    return latest(records).get((device_id, model, variant, task))
+         device_id: str = "", power_mode: str = "") -> dict | None:
+    return latest(records).get((device_id, model, variant, task, power_mode or ""))

@@ -12,6 +12,11 @@ The jobs run one after another, each on the one before it:
   item3  the suite inside the root on squeezenet1_1: pytorch, onnxruntime, onnxruntime-int8
          (ONNX Runtime's ARM INT8 kernels), jax, tvm untuned; parity, latency and LoadGen's
          SingleStream (LoadGen compiled from its sdist in the root by setup.sh)
+  item32 jtop.sh start (jetson-stats' service in the root); a --power-modes MAXN,50W sweep
+         with EDGEBENCH_POWER_SOURCE=jtop checked against ina3221-sysfs; a sweep whose second
+         mode's switch fails (the nvpmodel stand-in's fault injection); a sweep stopped by
+         SIGINT in its second mode; two refused inputs (a mode that needs a reboot, an
+         unknown mode); jtop.sh stop
   item4  rpc.sh start; edgebench.tune on this host, 32 trials measured over RPC in the root,
          exported for jetson-agx-orin-cpu; rpc.sh stop; the artifact's parity inside the root
          with TVM's runtime library alone
@@ -67,7 +72,7 @@ class Job:
 class Lane:
     def __init__(self, folder: Path):
         self.folder = folder
-        self.jobs = {name: Job(name) for name in ("setup", "item3", "item4")}
+        self.jobs = {name: Job(name) for name in ("setup", "item3", "item32", "item4")}
         self._proc: subprocess.Popen | None = None
         self._stopping = False
         self._thread = threading.Thread(target=self._run_all, name="emulated-lane", daemon=True)
@@ -83,6 +88,66 @@ class Lane:
                              # calibrated on 4 sample images the run does not evaluate
                              "--int8-calib-images", "4",
                              "--out", str(self.folder / "item3")], timeout=1500)
+
+    def _full(self, *args: str) -> list[str]:
+        """edgebench.full in the root on squeezenet1_1's ONNX Runtime latency (item3 left its
+        ONNX file in the emulated Orin's cache)."""
+        return [str(EMU / "run.sh"), "python", "-m", "edgebench.full", "--models", MODEL,
+                "--variants", "onnxruntime", "--tasks", "latency", "--weights", "random",
+                *ONE_IMAGE, *args]
+
+    def _item32(self) -> None:
+        jtop = str(EMU / "jtop.sh")
+        out = self.folder / "item32"
+        if not self._step("item32", ["bash", jtop, "start"], timeout=600):
+            self._step("item32", ["bash", jtop, "stop"], timeout=120, always=True)
+            return
+        try:
+            power = {"EDGEBENCH_POWER_SOURCE": "jtop", "EDGEBENCH_POWER_CHECK": "ina3221-sysfs"}
+            self._step("item32", self._full("--power-modes", "MAXN,50W", "--out", str(out / "sweep")),
+                       timeout=900, env=power)
+            # MAXN's switch fails once (the stand-in's fault injection): its cells fail with
+            # nvpmodel's message and the board goes back to MAXN, where it was found.
+            self._step("item32", self._full("--power-modes", "50W,MAXN", "--profile", "smoke",
+                                              "--out", str(out / "fault")),
+                       timeout=900, env={"EDGEBENCH_EMULATED_NVPMODEL_FAIL": "0",
+                                         "EDGEBENCH_EMULATED_NVPMODEL_FAIL_ONCE": str(out / "failed-once")})
+            self._interrupted("item32", self._full("--power-modes", "50W,MAXN", "--profile", "smoke",
+                                                  "--out", str(out / "sigint")),
+                              timeout=900)
+            self._step("item32", self._full("--power-modes", "MAXN,30W,15W", "--out", str(out / "reboot")),
+                       timeout=300)
+            self._step("item32", self._full("--power-modes", "45W", "--out", str(out / "unknown")),
+                       timeout=300)
+        finally:
+            self._step("item32", ["bash", jtop, "stop"], timeout=120, always=True)
+
+    def _interrupted(self, job: str, cmd: list[str], timeout: float) -> None:
+        """Run ``cmd`` and send it SIGINT (Ctrl-C) once the emulated board has switched to
+        MODE_50W (nvpmodel's status file) and its cell has had 5 s to start."""
+        status = REPO / ".emulated" / "root" / "var/lib/nvpmodel/status"
+        step = Step(cmd + ["# SIGINT once in MODE_50W"])
+        self.jobs[job].steps.append(step)
+        t = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, start_new_session=True, text=True)
+        self._proc = proc
+        try:
+            while proc.poll() is None and time.monotonic() - t < timeout:
+                if status.is_file() and status.read_text().startswith("pmode:0003"):
+                    time.sleep(5)
+                    proc.send_signal(signal.SIGINT)    # run.sh exec'd into the Python itself
+                    break
+                time.sleep(0.5)
+            step.stdout, step.stderr = proc.communicate(timeout=max(timeout - (time.monotonic() - t), 1))
+            step.returncode = proc.returncode
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            step.stderr = f"timed out after {timeout:.0f} s\n"
+        finally:
+            self._proc = None
+        step.wall_s = time.monotonic() - t
+        step.stderr += f"\nboard afterwards: {status.read_text().strip() if status.is_file() else '?'}"
 
     def _item4(self) -> None:
         env = {"EDGEBENCH_EMULATED_RPC_PORT": str(RPC_PORT)}
@@ -120,7 +185,8 @@ class Lane:
     # -------------------------------------------------------------- running them
     def _run_all(self) -> None:
         before = None
-        for name, body in (("setup", self._setup), ("item3", self._item3), ("item4", self._item4)):
+        for name, body in (("setup", self._setup), ("item3", self._item3), ("item32", self._item32),
+                           ("item4", self._item4)):
             job = self.jobs[name]
             try:
                 if self._stopping:

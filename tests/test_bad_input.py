@@ -58,6 +58,9 @@ CASES = [
     ("full-seed-negative", F, ["--seed", "-1"], "--seed -1"),
     ("full-parity-threshold-above-1", F, ["--parity-min-top1", "1.5"], "--parity-min-top1 1.5"),
     ("full-model-given-twice", F, ["--models", TINY, TINY], f"--models: {TINY} given twice"),
+    # (the emulated Orin lane has the Jetson side: an unknown mode, a mode needing a reboot)
+    ("full-power-modes-not-a-jetson", F, ["--power-modes", "MAXN,30W"],
+     "--power-modes needs NVIDIA's nvpmodel"),
     ("full-python-missing-interpreter", F, ["--python", "pytorch=/nonexistent/python3"],
      "'/nonexistent/python3' is not an executable interpreter"),
     ("full-cell-memory-limit-too-small", F, ["--cell-memory-limit", "10"],

@@ -124,10 +124,10 @@ def test_status_rules():
     recs = [{"model": "m", "variant": "v", "task": t, "status": s}
             for t, s in (("latency", "failed"), ("latency", "ok"), ("parity", "timeout"),
                          ("accuracy", "skipped"))]
-    assert runner.done_keys(recs) == {("", "m", "v", "latency")}
-    assert runner.exit_code(recs, {("", "m", "v", "latency")}) == 0
-    assert runner.exit_code(recs, {("", "m", "v", "parity")}) == 1
-    assert runner.exit_code(recs, {("", "m", "v", "throughput")}) == 0   # not run yet
+    assert runner.done_keys(recs) == {("", "m", "v", "latency", "")}
+    assert runner.exit_code(recs, {("", "m", "v", "latency", "")}) == 0
+    assert runner.exit_code(recs, {("", "m", "v", "parity", "")}) == 1
+    assert runner.exit_code(recs, {("", "m", "v", "throughput", "")}) == 0   # not run yet
 
 
 def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):

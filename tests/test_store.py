@@ -58,10 +58,21 @@ def test_latest_keeps_the_last_record_of_each_cell():
     recs = [_rec(status="failed"), _rec(task="parity"), _rec(status="ok", n=2),
             _rec(device_id="orin1", status="timeout")]
     lat = store.latest(recs)
-    assert set(lat) == {("", "m", "v", "latency"), ("", "m", "v", "parity"),
-                        ("orin1", "m", "v", "latency")}
-    assert lat[("", "m", "v", "latency")]["n"] == 2
-    assert store.cell_key({"model": "m", "variant": "v", "task": "t"}) == ("", "m", "v", "t")
+    assert set(lat) == {("", "m", "v", "latency", ""), ("", "m", "v", "parity", ""),
+                        ("orin1", "m", "v", "latency", "")}
+    assert lat[("", "m", "v", "latency", "")]["n"] == 2
+    assert store.cell_key({"model": "m", "variant": "v", "task": "t"}) == ("", "m", "v", "t", "")
+
+
+def test_the_power_mode_is_part_of_the_cell():
+    """--power-modes: the same cell in two modes is two cells; resume finds each by its mode."""
+    recs = [_rec(power_mode="MAXN", n=1), _rec(power_mode="MODE_50W", n=2),
+            _rec(power_mode="MAXN", n=3)]
+    lat = store.latest(recs)
+    assert set(lat) == {("", "m", "v", "latency", "MAXN"), ("", "m", "v", "latency", "MODE_50W")}
+    assert store.find(recs, "m", "v", "latency", power_mode="MAXN")["n"] == 3
+    assert store.find(recs, "m", "v", "latency", power_mode="MODE_50W")["n"] == 2
+    assert store.find(recs, "m", "v", "latency") is None
 
 
 def test_find_by_cell_and_device(tmp_path):

@@ -86,6 +86,16 @@ class Monitor:
         else:
             self.power_reason = "" if power else "power sampling disabled"
         self.power: PowerSource | None = power
+        # EDGEBENCH_POWER_CHECK=<source>: a second source read at the same instants, so that
+        # one source can be checked against another over the very same window (jtop against
+        # the INA3221 files it reads itself; sources.check_source).
+        self.check: PowerSource | None = None
+        self.check_reason = ""
+        self.check_watts: list[tuple[float, float]] = []
+        if self.power is not None:
+            from .sources import check_source
+
+            self.check, self.check_reason = check_source(self.power.name)
         self.device_state = device_state
         self.device_memory = device_memory
         self.device_memory_source = device_memory_source
@@ -138,6 +148,13 @@ class Monitor:
             except Exception as e:  # noqa: BLE001 - a failing sensor must not kill the task
                 self.power_reason = f"power source {self.power.name} failed: {e}"
                 self.power = None
+        check_mw = None
+        if self.check is not None:
+            try:
+                check_mw = self.check.read_mw()
+            except Exception as e:  # noqa: BLE001 - the check must not stop the measurement
+                self.check_reason = f"power check source {self.check.name} failed: {e}"
+                self.check = None
         state = None
         if self.device_state and t - self._last_state >= 1.0:
             self._last_state = t
@@ -155,6 +172,8 @@ class Monitor:
                 for rail, v in mw.items():
                     if rail != "total":
                         self.rails.setdefault(rail, []).append((t, v / 1000.0))
+            if check_mw:
+                self.check_watts.append((t, check_mw.get("total", 0.0) / 1000.0))
             if state:
                 self.states.append((t, state))
 
@@ -173,9 +192,10 @@ class Monitor:
         if self._thread:
             self._thread.join(timeout=5)
         self.sample_now()
-        if self.power is not None:
-            with contextlib.suppress(Exception):
-                self.power.close()
+        for src in (self.power, self.check):
+            if src is not None:
+                with contextlib.suppress(Exception):
+                    src.close()
 
     # -- windows ----------------------------------------------------------------------
     def measure_idle(self, seconds: float) -> None:
@@ -283,9 +303,14 @@ class Monitor:
             for rail, pts in self.rails.items():
                 cut = maths.window(pts, w.t0, w.t1)
                 rails[rail] = maths.time_weighted_mean([p[0] for p in cut], [p[1] for p in cut])
+            check = None
+            if self.check_watts or self.check_reason:
+                cut = maths.window(self.check_watts, w.t0, w.t1)
+                check = {"mean": maths.time_weighted_mean([p[0] for p in cut], [p[1] for p in cut])
+                         if cut else None, "n_samples": len(cut)}
         w.power = {"mean": s["mean"], "idle": s["idle"], "net": s["net"], "rails": rails,
                    "window_s": s["window_s"], "n_items": w.n_items,
-                   "energy_mj_per_sample": s["energy_mj_per_sample"]}
+                   "energy_mj_per_sample": s["energy_mj_per_sample"], "check": check}
         return w.power
 
     def power_summary(self, w: WindowSummary | None = None
@@ -305,8 +330,28 @@ class Monitor:
                  "rails": {k: sig(v) for k, v in p["rails"].items()},
                  "window_s": sig(p["window_s"]), "source": self.power.name if self.power else None,
                  "caveat": getattr(self.power, "caveat", "") if self.power else ""}
+        if p.get("check") is not None:
+            power["check"] = self._check_figures(p["mean"], p["check"])
         reason = None if self.idle_w is not None else "idle power not measured: energy not net of idle"
         return power, reason, sig(p["energy_mj_per_sample"])
+
+    def _check_figures(self, mean: float | None, check: dict) -> dict:
+        from .sources import CHECK_ENV
+
+        sig = maths.sig
+        name = os.environ.get(CHECK_ENV, "").strip().lower()
+        out = {"source": getattr(self.check, "name", None) or name,
+               "mean": sig(check["mean"]) if check["mean"] is not None else None,
+               "n_samples": check["n_samples"]}
+        if check["mean"] and mean is not None:
+            out["diff_w"] = sig(mean - check["mean"])
+            out["rel_diff"] = sig((mean - check["mean"]) / check["mean"])
+        else:
+            out["diff_w"] = out["rel_diff"] = None
+            out["reason"] = self.check_reason or "no check samples in the window"
+        if self.check is not None:
+            out["caveat"] = getattr(self.check, "caveat", "")
+        return out
 
     def device_states(self) -> list[dict]:
         with self._lock:

@@ -13,6 +13,7 @@ Order (first one that reads wins):
 Each source carries a ``caveat`` that the report prints beside the figure. Where none reads,
 ``detect()`` returns ``(None, reason)`` naming every source tried and why it failed.
 ``EDGEBENCH_POWER_SOURCE=<name>`` tries only that source; ``=none`` turns power off.
+``EDGEBENCH_POWER_CHECK=<name>`` reads a second source beside it (``check_source``).
 """
 from __future__ import annotations
 
@@ -90,6 +91,26 @@ def detect(order: list[tuple[str, Callable[[], PowerSource]]] | None = None
             continue
         return src, ""
     return None, "no power sensor found (tried " + "; ".join(tried) + ")"
+
+
+CHECK_ENV = "EDGEBENCH_POWER_CHECK"
+
+
+def check_source(primary: str) -> tuple[PowerSource | None, str]:
+    """``EDGEBENCH_POWER_CHECK=<source>``: a second source the Monitor reads beside the first
+    one at the same instants (e.g. ``EDGEBENCH_POWER_SOURCE=jtop EDGEBENCH_POWER_CHECK=
+    ina3221-sysfs``), to check one against the other over the same window. (None, "") when
+    unset or the same as the primary; (None, reason) when it does not start."""
+    wanted = os.environ.get(CHECK_ENV, "").strip().lower()
+    if not wanted or wanted == primary:
+        return None, ""
+    factory = dict(ORDER).get(wanted)
+    if factory is None:
+        return None, f"{CHECK_ENV}={wanted!r} is not a known source ({', '.join(n for n, _ in ORDER)})"
+    try:
+        return factory(), ""
+    except Exception as e:  # noqa: BLE001 - a reason, never a crash
+        return None, f"{wanted}: {_why(e)}"
 
 
 def detect_power_source() -> tuple[PowerSource | None, str]:

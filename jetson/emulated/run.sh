@@ -5,7 +5,8 @@
 #
 # CMD runs as arm64 code under QEMU user-mode emulation, chrooted into .emulated/root, with
 # the root's venv first on PATH. In a private mount namespace (gone when CMD ends):
-#   - /proc, /sys and /dev are the host's (processes, memory, CPU topology are real);
+#   - /proc and /dev are the host's, /sys the host's under a read-only overlayfs layer of the
+#     recreated board's entries (processes, memory, CPU topology are real);
 #   - the repository is mounted at its own path and /tmp is the host's /tmp, so --out,
 #     --tuning-dir and --tvm-artifact paths mean the same inside and outside; except that
 #     results/cache, the suite's default cache, is the emulated Orin's own (.emulated/cache);
@@ -39,8 +40,14 @@ fi
 unset _EDGEBENCH_EMULATED_NS
 
 R=$EMU_ROOT
+HOST_PY=$(emu_host_python)
+"$HOST_PY" "$EMU_REPO/jetson/emulated/tegra.py" overlay "$R"
 mount -t proc proc "$R/proc"
-mount --rbind /sys "$R/sys" && mount --make-rslave "$R/sys"
+# /sys: the board's recreated entries (tegra.py) over the host's sysfs, read-only, so they are
+# at their real paths for every system call (QEMU's path prefix misses access(): tegra.py).
+# The host's cgroup tree is bound back in (overlayfs shows only the lower sysfs itself).
+mount -t overlay edgebench-sys -o "ro,lowerdir=$R$EMU_OVERLAY/sys:/sys" "$R/sys"
+[ ! -d /sys/fs/cgroup ] || mount --rbind /sys/fs/cgroup "$R/sys/fs/cgroup" 2>/dev/null || true
 mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev"
 mount --bind /tmp "$R/tmp"
 # The kernel's binfmt_misc entries, read-only: they say which emulator runs the root's
@@ -57,8 +64,6 @@ mount --bind "$EMU_REPO" "$R$EMU_REPO"
 mkdir -p "$EMU_DIR/cache" "$EMU_REPO/results/cache"
 mount --bind "$EMU_DIR/cache" "$R$EMU_REPO/results/cache"
 
-HOST_PY=$(emu_host_python)
-"$HOST_PY" "$EMU_REPO/jetson/emulated/tegra.py" overlay "$R"
 # The rails follower: a child of this process, which CMD replaces below (exec keeps the
 # process); it stops by itself when CMD has ended.
 "$HOST_PY" "$EMU_REPO/jetson/emulated/tegra.py" rails "$R" &

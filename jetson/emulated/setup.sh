@@ -16,7 +16,9 @@
 #   6. MLPerf's LoadGen (mlcommons-loadgen, pinned in pyproject.toml) compiled from its sdist
 #      inside the root with the root's g++ and Python headers, as pip does on a Jetson (PyPI
 #      has no aarch64 wheel); the built wheel is kept in the cache
-#   7. the recreated Tegra files (tegra.py install)
+#   7. jetson-stats (jtop) system-wide for its service and in the venv for the client, the
+#      jtop group (jetson/emulated/jtop.sh starts and stops the service)
+#   8. the recreated Tegra files (tegra.py install)
 #
 #   EDGEBENCH_EMULATED_APT=0   do not apt-get install missing tools (fail instead)
 # Exit status: 0 ready, 3 QEMU user-mode emulation cannot be had here (the message says why),
@@ -29,7 +31,8 @@ source "$(dirname "$0")/common.sh"
 T0=$SECONDS
 SUITE=bookworm
 MIRROR=${EDGEBENCH_EMULATED_MIRROR:-http://deb.debian.org/debian}
-PACKAGES=python3,libstdc++6,libgomp1,g++,python3-dev
+# mount: util-linux's swapon, which jetson-stats' service runs every update (a board has it)
+PACKAGES=python3,libstdc++6,libgomp1,g++,python3-dev,mount
 REQ=$EMU_REPO/jetson/emulated/requirements-aarch64.txt
 SITE=$EMU_ROOT$EMU_VENV/lib/python$EMU_PY/site-packages
 PLATFORM=(--platform manylinux_2_28_aarch64 --platform manylinux_2_27_aarch64
@@ -164,7 +167,9 @@ echo "import _edgebench_emulated_qemu" > "$SITE/_edgebench_emulated_qemu.pth"
 
 # 6. MLPerf's LoadGen from its sdist, compiled inside the root (under QEMU), as on a board
 LG_PIN=$(grep -o '"mlcommons-loadgen==[^"]*"' "$EMU_REPO/pyproject.toml" | tr -d '"')
-LG_KEY="$LG_PIN $ROOT_KEY"
+# The built wheel depends on the suite (glibc, g++) and the Python, not on the root's other
+# packages: a package added to the root does not rebuild it.
+LG_KEY="$LG_PIN $SUITE arm64 python$EMU_PY"
 LG_DIR=$EMU_CACHE/loadgen
 if stamp_ok loadgen "$LG_KEY" && [ -n "$(ls "$SITE"/mlperf_loadgen*.so 2>/dev/null)" ]; then
   emu_say "loadgen: $LG_PIN installed (built from its sdist in the root)"
@@ -205,9 +210,41 @@ else
   echo "$LG_KEY" > "$EMU_STAMPS/loadgen"
 fi
 
-# 7. the recreated AGX Orin system
-emu_say "tegra: recreated AGX Orin files (/etc/nv_tegra_release R36.4.4, nvpmodel," \
-        "jetson_clocks and tegrastats stand-ins, device tree, clocks, INA3221 rails)"
+# 7. jetson-stats (jtop), as jetson/setup-jetpack6.sh installs it on a board: system-wide
+# (`sudo pip3 install jetson-stats`: the package in /usr/local/lib/python3.X/dist-packages,
+# the `jtop` script in /usr/local/bin, the service's unit file in /usr/local/share), the
+# `jtop` group its socket belongs to, and the client in the venv. pip runs on the host (the
+# wheels are pure Python); there is no systemd in a chroot: jetson/emulated/jtop.sh starts the
+# service with the unit file's own command and environment.
+JTOP_REQ=$EMU_REPO/jetson/emulated/requirements-jtop.txt
+JTOP_KEY=$(sha256sum "$JTOP_REQ" | cut -c1-16)
+JTOP_SYS=$EMU_ROOT/usr/local/lib/python$EMU_PY/dist-packages
+if stamp_ok jtop "$JTOP_KEY" && [ -x "$EMU_ROOT/usr/local/bin/jtop" ]; then
+  emu_say "jtop: jetson-stats installed (service system-wide, client in the venv)"
+else
+  emu_say "jtop: installing $(grep -o '^jetson-stats==[^ ]*' "$JTOP_REQ") system-wide and into the venv"
+  LOG=$EMU_DIR/jtop.log
+  tmp=$(mktemp -d)
+  "$HOST_PY" -m pip install -q --disable-pip-version-check --no-deps --target "$tmp"     -r "$JTOP_REQ" >"$LOG" 2>&1 || { tail -n 5 "$LOG" >&2; rm -rf "$tmp"; emu_die "pip install of jetson-stats failed ($LOG)"; }
+  mkdir -p "$JTOP_SYS" "$EMU_ROOT/usr/local/bin" "$EMU_ROOT/usr/local/share"
+  rm -rf "$EMU_ROOT/usr/local/share/jetson_stats"
+  mv "$tmp/share/jetson_stats" "$EMU_ROOT/usr/local/share/jetson_stats"
+  for s in jtop jetson_release; do     # the console scripts, with the root's Python
+    sed '1s|.*|#!/usr/bin/python3|' "$tmp/bin/$s" > "$EMU_ROOT/usr/local/bin/$s"
+    chmod 755 "$EMU_ROOT/usr/local/bin/$s"
+  done
+  rm -rf "${tmp:?}/bin" "${tmp:?}/share" "${tmp:?}/example.py"
+  cp -r "$tmp"/. "$JTOP_SYS/"
+  cp -r "$tmp"/. "$SITE/"
+  rm -rf "$tmp"
+  # `groupadd jtop` (jtop.service's set_service_permission), root in it
+  grep -q '^jtop:' "$EMU_ROOT/etc/group" || echo "jtop:x:998:root" >> "$EMU_ROOT/etc/group"
+  echo "$JTOP_KEY" > "$EMU_STAMPS/jtop"
+fi
+
+# 8. the recreated AGX Orin system
+emu_say "tegra: recreated AGX Orin files (/etc/nv_tegra_release R36.4.4, nvpmodel.conf," \
+        "nvpmodel, jetson_clocks and tegrastats stand-ins, device tree, clocks, INA3221 rails)"
 "$HOST_PY" "$EMU_REPO/jetson/emulated/tegra.py" install "$EMU_ROOT"
 date -u +%FT%TZ > "$EMU_STAMPS/ready"
 
