@@ -64,7 +64,7 @@ def _side_by_side(title: str, rows: list[dict], devs: list[str], cols: list[tupl
 
 def _bsr_section(latest: dict, devs: list[str]) -> list[str]:
     sweeps = {}
-    for (d, m, v, t), r in latest.items():
+    for (d, m, v, t, *_), r in latest.items():
         if t == "throughput" and r["status"] in OK_STATUSES and r.get("by_batch"):
             sweeps[(m, v, d)] = {b["batch_size"]: b for b in r["by_batch"]}
     if not sweeps:
