@@ -11,9 +11,9 @@ a write; 130 interrupted."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
-import os
 import sys
 import time
 import uuid
@@ -23,7 +23,7 @@ T_START = time.perf_counter()     # the budget's total: from interpreter start, 
 
 from . import plan as planmod
 from .cli_checks import validate  # re-exported: edgebench.parity and tests call cli.validate
-from .errors import (EXIT_INTERRUPTED, EXIT_USAGE, ArgumentParser, UsageError, make_out_dir,
+from .errors import (EXIT_INTERRUPTED, EXIT_USAGE, ArgumentParser,
                      run_command)
 from .metrics import PARITY_DEFAULTS
 from .models import SEED_MODELS
@@ -190,65 +190,14 @@ def main(argv: list[str] | None = None) -> int:
     return run_command("edgebench", lambda: run(args, validate(args)))
 
 
-def time_budget(total_s: float, records: list[dict], session_timings: dict,
-                report_s: float) -> dict:
-    """Where this invocation's wall time went (a resumed run counts its own cells only)."""
-    def total(key: str) -> float:
-        return sum(r.get(key) or 0.0 for r in records)
-
-    parts = {
-        "measure_s": total("measure_s"),                          # the tasks' measuring
-        "convert_s": total("convert_s") + total("load_s"),        # convert/compile + load
-        "process_s": total("process_s") + session_timings.get("fork_server_s", 0.0),
-        "prepare_s": session_timings.get("prepare_s", 0.0),       # weights + data
-        "probe_s": session_timings.get("probe_s", 0.0),
-        "report_s": report_s,
-    }
-    # In the cells but none of the above: model build for the reference, idle baselines,
-    # cold start, telemetry start and stop.
-    parts["cell_other_s"] = total("wall_s") - parts["measure_s"] - parts["convert_s"]
-    parts["other_s"] = total_s - sum(parts.values())   # main process: imports, plan, run.json
-    out = {"total_s": total_s, **parts}
-    return {k: round(v, 1) for k, v in out.items()} | {"cells_run": len(records)}
-
-
-def _lock(out: Path):
-    """Hold ``out/.lock`` for the run: a second run on the same folder stops with a message
-    instead of interleaving its records with this one's. The kernel drops the lock when this
-    process ends, however it ends."""
-    import fcntl
-
-    f = open(out / ".lock", "a+", encoding="utf-8")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.seek(0)
-        who = f.read().strip() or "another process"
-        f.close()
-        raise UsageError(f"--out {out} is in use by another edgebench run ({who}); wait for it "
-                         "or choose another folder") from None
-    f.truncate(0)
-    f.write(f"pid {os.getpid()}\n")
-    f.flush()
-    return f
-
-
-def _out_dir(args) -> Path:
-    out = Path(args.out or REPO_ROOT / "results" / f"run-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
-    make_out_dir("--out", out)
-    make_out_dir("--out", out / "logs")
-    make_out_dir("--cache-dir", args.cache_dir)
-    return out
-
-
 def run(args, checked: dict, title: str = "edgebench") -> int:
-    from . import runner, store, sysinfo
+    from . import run_dir, runner, store, sysinfo
     from .cell import RunSettings
 
     prof = json.loads(json.dumps(PROFILES[args.profile]))
     if args.max_images:
         prof["max_images"] = args.max_images
-    out = _out_dir(args)
+    out = run_dir.make(args)
     run_json = out / "run.json"
     prior = (json.loads(run_json.read_text(encoding="utf-8"))
              if (args.resume and run_json.is_file()) else {})
@@ -259,7 +208,7 @@ def run(args, checked: dict, title: str = "edgebench") -> int:
         options=variant_options(args), device=sysinfo.device(),
         parity_thresholds=parity_thresholds(args), memory_limit_mb=args.cell_memory_limit,
         run_dir=str(out))
-    lock = _lock(out)
+    lock = run_dir.lock(out)
     torn = store.repair(out / "results.jsonl") if args.resume else None
     prior_records = store.read(out / "results.jsonl") if args.resume else []
     if torn:
@@ -279,9 +228,10 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
                                TextColumn, TimeElapsedColumn)
 
-    from . import report, runner, store, sysinfo
+    from . import report, run_dir, runner, store, sysinfo
     from .cell import new_record
     from .models import ModelError, data_config
+    from .powermodes import Sweep, enter_mode
 
     console = Console(stderr=True)
     results_path, run_json = out / "results.jsonl", out / "run.json"
@@ -321,23 +271,27 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
                MofNCompleteColumn(), TimeElapsedColumn())
     sweep_cfg = checked.get("power_modes")
     modes = sweep_cfg["modes"] if sweep_cfg else [None]
+    sweep = None
     if sweep_cfg:
         meta["power_modes"] = {"requested": [m.label() for m in modes],
                                "found": sweep_cfg["found"].label()}
         write_meta()
     with Progress(*columns, console=console, transient=False) as progress:
+        if sweep_cfg:          # restores the board on every way out of its block
+            sweep = Sweep(sweep_cfg["nvpmodel"], sweep_cfg["jetson_clocks"], say=progress.console.print)
         overall = progress.add_task("cells", total=len(cells) * len(modes))
         # Ctrl-C anywhere in the loop (in a cell, between cells, while printing a cell's
         # line or preparing a model) stops it; the report below covers what finished. A
         # power-mode sweep puts the board back first, on every way out of its block.
         try:
-            with _sweep(sweep_cfg, progress.console.print) as sweep:
+            with sweep or contextlib.nullcontext():
                 for mode in modes:
                     mode_name = mode.name if mode else ""
                     mode_todo = [c for c in cells if c.key(settings.device_id, mode_name) not in done]
                     if mode is not None and mode_todo:
                         progress.update(overall, description=f"power mode {mode.label()}: switching")
-                        failed = _switch(session, sweep, mode, progress.console)
+                        session.settings, failed = enter_mode(session.settings, sweep, mode,
+                                                              progress.console.print)
                         if failed:           # that mode's cells fail with nvpmodel's message
                             for cell in mode_todo:
                                 rec = new_record(cell.with_(run=session.settings,
@@ -382,15 +336,15 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            if sweep_cfg:
-                meta["power_modes"]["restored"] = _sweep.last.restored if _sweep.last else None
+            if sweep is not None:
+                meta["power_modes"]["restored"] = sweep.restored
         progress.update(overall, description="report")
     records = store.read(results_path)
     t_report = time.perf_counter()
     made = report.write_all(out, records, meta)
     meta["finished_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     meta["interrupted"] = interrupted
-    meta["time_budget"] = time_budget(time.perf_counter() - T_START, new_records,
+    meta["time_budget"] = run_dir.time_budget(time.perf_counter() - T_START, new_records,
                                       session.timings, time.perf_counter() - t_report)
     write_meta()
     # report.md once more, now with the budget line (the plots and CSV stand as written)
@@ -404,45 +358,6 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
     console.print(f"[bold]done[/]: {out / 'report.md'}")
     return runner.exit_code(records, {c.key(settings.device_id, m.name if m else "")
                                       for c in cells for m in modes})
-
-
-def _sweep(cfg: dict | None, say):
-    """The power-mode sweep's context (edgebench.powermodes.Sweep), or one that does nothing."""
-    import contextlib
-
-    from .powermodes import Sweep
-
-    if not cfg:
-        _sweep.last = None
-        return contextlib.nullcontext()
-    _sweep.last = Sweep(cfg["nvpmodel"], cfg["jetson_clocks"], say=say)
-    return _sweep.last
-
-
-_sweep.last = None
-
-
-def _switch(session, sweep, mode, console) -> str:
-    """Switch to ``mode`` for the cells that follow; "" when done, else why it failed."""
-    import dataclasses
-
-    from .powermodes import PowerModeError
-
-    try:
-        state = sweep.switch(mode)
-    except (PowerModeError, OSError, __import__("subprocess").SubprocessError) as e:
-        session.settings = dataclasses.replace(
-            session.settings, power_mode=mode.name,
-            power_mode_state={"id": mode.id, "name": mode.name, "error": str(e)})
-        return f"power mode {mode.label()}: {e}"
-    session.settings = dataclasses.replace(session.settings, power_mode=mode.name,
-                                           power_mode_state=state.to_json())
-    cpu = sorted({v for v in state.clocks["cpu_max_mhz"].values() if v})
-    console.print(f"[bold]power mode {mode.label()}[/]: CPU max {'/'.join(f'{v:g}' for v in cpu) or '?'} "
-                  f"MHz, GPU max {state.clocks['gpu_max_mhz'] or '?'} MHz, jetson_clocks "
-                  f"{'on' if state.jetson_clocks else 'off'}, settled in {state.settle_s} s"
-                  + ("" if state.settled else " [yellow](clocks still moving)[/]"))
-    return ""
 
 
 if __name__ == "__main__":

@@ -310,3 +310,20 @@ class Sweep:
 
 def _term_to_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+def enter_mode(settings, sweep: Sweep, mode: PowerMode, say: Callable[[str], None] = print):
+    """Switch to ``mode`` for the cells that follow: (the run's settings with the mode and
+    what the switch found, "" or why it failed -- then that mode's cells fail with it)."""
+    try:
+        state = sweep.switch(mode)
+    except (PowerModeError, OSError, subprocess.SubprocessError) as e:
+        return dataclasses.replace(settings, power_mode=mode.name, power_mode_state={
+            "id": mode.id, "name": mode.name, "error": str(e)}), f"power mode {mode.label()}: {e}"
+    cpu = sorted({v for v in state.clocks["cpu_max_mhz"].values() if v})
+    say(f"[bold]power mode {mode.label()}[/]: CPU max {'/'.join(f'{v:g}' for v in cpu) or '?'} "
+        f"MHz, GPU max {state.clocks['gpu_max_mhz'] or '?'} MHz, jetson_clocks "
+        f"{'on' if state.jetson_clocks else 'off'}, settled in {state.settle_s} s"
+        + ("" if state.settled else " [yellow](clocks still moving)[/]"))
+    return dataclasses.replace(settings, power_mode=mode.name,
+                               power_mode_state=state.to_json()), ""

@@ -4,7 +4,8 @@ summary.csv, and the cell formatting of the Markdown tables. Imports nothing fro
 
 - ``summary_rows``/``write_csv``  records -> rows -> ``summary.csv`` (``SUMMARY_COLUMNS``,
                                   and ``power_mode`` after ``variant`` when a run swept modes)
-- ``latest_cells``                the last record of each cell, power mode included
+- ``latest_cells``                the last record of each cell, power mode included (the
+                                  store's own ``store.latest``, keyed by ``store.cell_key``)
 - ``fmt``                         one figure as a table cell (empty for None/NaN)
 - ``md_table``                    a Markdown table
 - ``OK_STATUSES``                 the statuses whose figures are shown
@@ -17,6 +18,7 @@ import math
 from pathlib import Path
 
 from .cell import REFERENCE_VARIANT
+from .store import latest as latest_cells  # noqa: F401 - re-exported for the reports
 from .util import atomic_write_text
 
 OK_STATUSES = ("ok", "partial")
@@ -66,21 +68,6 @@ def md_table(headers: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
-
-
-def cell_of(r: dict) -> tuple:
-    """(device_id, model, variant, task, power mode or ""): a cell as the records say it,
-    whatever ``store.cell_key`` holds, so cells run in different nvpmodel power modes
-    (``--power-modes``) never collapse into one."""
-    return (r.get("device_id", ""), r["model"], r["variant"], r["task"], r.get("power_mode") or "")
-
-
-def latest_cells(records) -> dict[tuple, dict]:
-    """The last record of each cell (``cell_of``), in the order the cells first appear."""
-    out: dict[tuple, dict] = {}
-    for r in records:
-        out[cell_of(r)] = r
-    return out
 
 
 def _cells(records: list[dict]) -> dict[tuple, dict[str, dict]]:

@@ -22,6 +22,15 @@ EMU_QEMU_CPU=${EDGEBENCH_EMULATED_QEMU_CPU:-neoverse-n1}
 EMU_BINFMT=/proc/sys/fs/binfmt_misc
 EMU_QEMU_MIN=10   # tested: 10.0.2 runs the lane; 7.2 (Debian bookworm) crashed in it
 
+# Stops a process started with setsid, and its whole process group (TVM's popen workers, a
+# service's children): SIGTERM first, SIGKILL after 10 s.
+emu_stop_group() {
+  local pid=$1
+  kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 -- "-$pid" 2>/dev/null || true
+}
+
 emu_say() { echo "[emulated] $*" >&2; }
 emu_die() { echo "[emulated] error: $*" >&2; exit 1; }
 # Exit status 3: QEMU user-mode emulation cannot be had on this machine at all (not Linux, not

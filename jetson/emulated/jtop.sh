@@ -28,9 +28,7 @@ stop() {
     pid=$(cat "$STATE/service.pid")
     emu_say "jtop: stopping the service (pid $pid)"
     # SIGTERM, as systemctl stop sends: jtop's handler closes the service and its socket
-    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 -- "-$pid" 2>/dev/null || true
+    emu_stop_group "$pid"
   fi
   rm -f "$STATE/service.pid"
   rm -f "$SOCK"

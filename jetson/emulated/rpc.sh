@@ -44,9 +44,7 @@ stop() {
       emu_say "rpc: stopping the $what (pid $pid)"
       # Its whole process group (setsid made it the leader): TVM's popen workers too, which
       # outlived a kill of the leader alone (seen after CI's lane: one under QEMU, one here).
-      kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -9 -- "-$pid" 2>/dev/null || true
+      emu_stop_group "$pid"
     fi
     rm -f "$STATE/$what.pid"
   done
