@@ -28,7 +28,16 @@ esac
 # JetPack 6's system Python is 3.10: a small venv of that interpreter, where one is installed
 # (this project's machines have it under pyenv), lets tests/test_python310.py import and run
 # the suite's pure-Python core on 3.10 (the CLI, every converter module, the fleet config).
-PY310=${EDGEBENCH_PY310:-$(command -v python3.10 || echo /root/.pyenv/versions/3.10.13/bin/python)}
+# pyenv's python3.10 shim exists but fails when 3.10 is not a selected pyenv version: take
+# the first candidate that really starts a 3.10.
+PY310=${EDGEBENCH_PY310:-}
+if [ -z "$PY310" ]; then
+  for c in "$(command -v python3.10 || true)" /root/.pyenv/versions/3.10.*/bin/python3.10; do
+    if [ -n "$c" ] && "$c" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 10))' 2>/dev/null; then
+      PY310=$c; break
+    fi
+  done
+fi
 if [ -x "$PY310" ] && [ ! -x .venv/py310/bin/python ]; then
   echo "[setup] .venv/py310: $("$PY310" --version) for the Python 3.10 checks"
   ("$PY310" -m venv .venv/py310 && .venv/py310/bin/python -m pip install -q \

@@ -90,26 +90,40 @@ def _p50(rec) -> str:
     return f"{lat['p50']:.2f}"
 
 
-def report(root: Path) -> str:
+def _ratio(run: Path, model: str) -> str:
+    """TVM / ORT p50 (and by the fastest call) of one run directory's records."""
+    recs = _records(run)
+    tvm = store.find(recs, model, "tvm", "latency")
+    ort = store.find(recs, model, "onnxruntime", "latency")
+    if tvm and ort and tvm["status"] == ort["status"] == "ok":
+        lt, lo = tvm["latency_ms"], ort["latency_ms"]
+        return f"{lt['p50'] / lo['p50']:.2f}x ({lt['min'] / lo['min']:.2f}x)"
+    return "-"
+
+
+def report(root: Path, before: Path | None = None) -> str:
+    """The table of one results folder; ``before``: another such folder whose ratio at the
+    same budget is shown beside (an earlier run of the same study)."""
+    extra = " before |" if before else ""
     rows = ["| model | untuned TVM p50 (ms) | trials (tuning time) | tuned TVM p50 (ms) "
-            "| ORT p50 (ms) | TVM / ORT p50 (by min) | tuner estimate (ms) "
+            "| ORT p50 (ms) | TVM / ORT p50 (by min) |" + extra + " tuner estimate (ms) "
             "| TVM parity max abs diff |",
-            "|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|" + ("---|" if before else "")]
     for mdir in sorted(p for p in root.iterdir() if p.is_dir()):
         untuned = store.find(_records(mdir / "untuned"), mdir.name, "tvm", "latency")
         runs = sorted((int(p.name.split("-")[1]), p) for p in mdir.glob("tuned-*") if p.is_dir())
         if not runs:
-            rows.append(f"| {mdir.name} | {_p50(untuned)} | - | - | - | - | - | - |")
+            rows.append(f"| {mdir.name} | {_p50(untuned)} | - | - | - | - |"
+                        + (" - |" if before else "") + " - | - |")
         for i, (b, run) in enumerate(runs):
             recs = _records(run)
             tvm = store.find(recs, mdir.name, "tvm", "latency")
             ort = store.find(recs, mdir.name, "onnxruntime", "latency")
             par = store.find(recs, mdir.name, "tvm", "parity")
             tun = ((tvm or {}).get("variant_meta") or {}).get("tuning") or {}
-            ratio = "-"
-            if tvm and ort and tvm["status"] == ort["status"] == "ok":
-                lt, lo = tvm["latency_ms"], ort["latency_ms"]
-                ratio = f"{lt['p50'] / lo['p50']:.2f}x ({lt['min'] / lo['min']:.2f}x)"
+            ratio = _ratio(run, mdir.name)
+            if before:
+                ratio += f" | {_ratio(before / mdir.name / run.name, mdir.name)}"
             diff = (par or {}).get("max_abs_diff")
             diff = f"{diff:.2g}" if isinstance(diff, float) else (par or {}).get("status", "-")
             est = tun.get("tuner_estimate_ms")
@@ -136,9 +150,11 @@ def main(argv=None) -> int:
     p.add_argument("--weights", default="auto")
     p.add_argument("--skip-untuned", action="store_true", help="no untuned TVM run")
     p.add_argument("--report", metavar="DIR", help="print the table of DIR and exit")
+    p.add_argument("--before", metavar="DIR", help="with --report: also the TVM / ORT ratio "
+                   "at the same budget from this earlier results folder")
     args = p.parse_args(argv)
     if args.report:
-        print(report(Path(args.report)))
+        print(report(Path(args.report), Path(args.before) if args.before else None))
         return 0
     for m in args.models:
         bench_model(m, args)

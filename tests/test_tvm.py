@@ -163,6 +163,45 @@ def test_nhwc_keeps_relu6_fused_with_its_conv():
     assert np.abs(out - ref).max() <= TOL
 
 
+def test_profiler_maps_every_kernel_call_to_its_tuning_task():
+    """benchmarks/tvm_profile.py: the VM instrument sees each kernel call, and every kernel
+    maps to the task (workload) the database files it under; two identical convs share one
+    task, so that task's weight is the calls of its kernels."""
+    import importlib.util
+
+    import torch
+
+    from converters.tvm import build, database, targets
+
+    spec_ = importlib.util.spec_from_file_location("tvm_profile",
+                                                   REPO / "benchmarks" / "tvm_profile.py")
+    prof = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(prof)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.ReLU(),     # same workload as the first
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 4)).eval()
+    target, _ = targets.resolve_target("host")
+    res = build.build_library(model, (8, 10, 10), 1, target, layout="NHWC")
+    vm = tvm.relax.VirtualMachine(res["executable"], tvm.cpu())
+    x = np.random.RandomState(0).standard_normal((1, 8, 10, 10)).astype(np.float32)
+    kern = prof.tvm_kernel_times(vm, vm["main"], tvm.runtime.tensor(x), 3)
+    mapping = database.kernel_workloads(res["lowered"], res["tasks"])
+    assert set(kern) <= set(mapping), (sorted(kern), sorted(mapping))
+    calls: dict = {}
+    for name, k in kern.items():
+        assert k["us"] > 0 and k["calls"] >= 1
+        calls[mapping[name].task_name] = calls.get(mapping[name].task_name, 0) + k["calls"]
+    assert calls == {t.task_name: int(t.weight) for t in res["tasks"]}
+    assert max(calls.values()) == 2        # the two convs: one task
+    assert [prof.family_of_kernel(n) for n in ("fused_conv2d_add_relu", "matmul1",
+                                               "transpose2", "mean")] == \
+        ["conv", "matmul", "data movement", "pool"]
+    assert [prof.family_of_node(o) for o in ("FusedConv", "Gemm", "ReorderOutput", "Add")] == \
+        ["conv", "matmul", "data movement", "elementwise/other"]
+
+
 def test_layout_follows_the_option_then_the_database_then_the_target(tmp_path):
     from converters.tvm import database, passes, targets
 

@@ -174,6 +174,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert 0 < t["tasks_tuned"] <= t["tasks_total"] == 23
     assert Path(t["database"]) == db
     assert t["design_space"] == "wide-vector"       # the convs tile channels at the vector
+    assert t["transfer_from"] == [str(sibling)]     # the artifact says what its tuning drew on
     x = np.random.RandomState(3).standard_normal((1, *SIZE)).astype(np.float32)
     assert np.abs(conv.load(art, spec)(x) - _torch_logits(spec, x)).max() <= TOL
     # An untuned build of the same model is a different cache entry.

@@ -41,7 +41,8 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
                   layout="NCHW", spec=None, cache=None, out_path: Path | None = None) -> dict:
     """Import, lower, apply the database and compile one static batch size.
 
-    Returns {"executable", "importer", "importer_note", "tuning", "timings"}; the executable is
+    Returns {"executable", "importer", "importer_note", "tuning", "lowered" (the module the
+    database was applied to), "tasks", "timings"}; the executable is
     also exported to ``out_path`` when given (host-native export)."""
     timings = {}
     t0 = time.perf_counter()
@@ -72,4 +73,5 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
         seal(out_path)     # its sha256, checked before every later load from the cache
         timings["export_s"] = time.perf_counter() - t
     return {"executable": ex, "importer": used, "importer_note": note, "tuning": summary,
+            "lowered": lowered, "tasks": tasks,
             "timings": {k: round(v, 3) for k, v in timings.items()}}

@@ -80,6 +80,25 @@ def task_hash(task_mod) -> str:
     return str(tvm_ffi.structural_hash(task_mod))
 
 
+def kernel_workloads(lowered_mod, tasks) -> dict:
+    """{kernel name: task} for every PrimFunc of ``lowered_mod`` whose workload is one of
+    ``tasks``. Tasks are deduplicated by structure, so several kernels (``fused_conv2d_add``,
+    ``fused_conv2d_add3``, ...) can share one task and its database records. The wrapping is
+    the one ``extract_tasks`` files a workload under: a module whose only function is
+    ``main`` with that global symbol."""
+    import tvm
+    from tvm import tirx
+
+    by_hash = {task_hash(t.dispatched[0]): t for t in tasks}
+    out = {}
+    for gv, f in lowered_mod.functions.items():
+        if isinstance(f, tirx.PrimFunc):
+            h = task_hash(tvm.IRModule({"main": f.with_attr("global_symbol", "main")}))
+            if h in by_hash:
+                out[gv.name_hint] = by_hash[h]
+    return out
+
+
 def tuning_summary(db_dir, tasks, target=None) -> dict:
     """What the database holds for these tasks: trial count, tasks with a record, and the
     tuner's own latency estimate (sum over tasks of weight x best measured run)."""
@@ -130,7 +149,19 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "tasks_tuned": summary.get("tasks_tuned", 0),
             "tasks_total": summary.get("tasks_total", 0),
             "tuner_estimate_ms": summary.get("estimate_ms"),
-            "design_space": _profile_of(meta)[1] if status == "tuned" else None}
+            "design_space": _profile_of(meta)[1] if status == "tuned" else None,
+            "transfer_from": transfer_sources(meta) if status == "tuned" else []}
+
+
+def transfer_sources(meta: dict) -> list[str]:
+    """The databases whose measurements pre-trained the cost model in any of this
+    database's sessions (``--transfer``), in the order first used."""
+    out: list[str] = []
+    for s in meta.get("sessions", []):
+        for d in ((s.get("cost_model_transfer") or {}).get("databases") or []):
+            if d.get("records") and d.get("database") not in out:
+                out.append(d["database"])
+    return out
 
 
 def record_session(db_dir: Path, session: dict) -> None:
