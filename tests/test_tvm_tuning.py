@@ -182,6 +182,58 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert art0.path != art.path and art0.meta["tuning"]["status"] == "untuned"
 
 
+def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):
+    """A model whose kernels another model's database (same target) already tuned starts
+    from that database's best records: copied in, counted toward --trials (so no search runs
+    here), said in tuning.json, the summary and the built artifact's record."""
+    import converters
+    from converters.tvm import database, transfer
+
+    src = _db_dir(tuned_dir["root"])
+    root = tmp_path / "tuning"
+    sibling = root / src.parent.name / "other_model-3x64x64"
+    shutil.copytree(src, sibling, ignore=shutil.ignore_patterns("logs", "tuning.json"))
+    hashes, recs = database._records_by_workload(sibling)
+    valid = {hashes[i]: sum(r < 1e9 for r in v) for i, v in recs.items()}
+    expect = sum(min(transfer.REUSE_TOP_K, n) for n in valid.values())
+    assert expect > 0
+    args = ["--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
+            "--tuning-dir", str(root), "--trials", "1", "--no-progress"]
+    r = _cli(*args, "--summary", str(tmp_path / "s.json"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["tuning"]
+    reused = s["reused_records"]
+    assert reused["records"] == expect and reused["tasks"] == sum(n > 0 for n in valid.values())
+    assert reused["databases"] == [{"database": str(sibling), "records": expect,
+                                    "tasks": reused["tasks"]}]
+    assert s["trials_before"] == expect and s["trials_run"] == 0    # the budget is met
+    assert f"reused: {expect} records of {reused['tasks']} task(s)" in r.stderr
+    mine = root / src.parent.name / f"{MODEL}-{SIZE_ARG}"
+    assert len(_records(mine)) == expect
+    session = json.loads((mine / "tuning.json").read_text(encoding="utf-8"))["sessions"][-1]
+    assert session["reused_records"] == reused and session["trials_run"] == 0
+    # Again: nothing more to copy (the database has those workloads now).
+    r = _cli(*args, "--summary", str(tmp_path / "s2.json"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert json.loads((tmp_path / "s2.json").read_text(encoding="utf-8"))[
+        "tuning"]["reused_records"]["records"] == 0
+    assert len(_records(mine)) == expect
+    # The build applies them and its record names where they came from.
+    art = converters.get("tvm").convert(_spec({"tuning_dir": str(root)}), tmp_path / "cache")
+    t = art.meta["tuning"]
+    assert t["status"] == "tuned" and t["reused_from"] == [str(sibling)], t
+    assert t["trials"] == expect and t["transfer_from"] == []
+    # --no-reuse: nothing copied into a fresh tuning dir (--trials 0: no search either).
+    other = tmp_path / "no-reuse"
+    shutil.copytree(root / src.parent.name / "other_model-3x64x64",
+                    other / src.parent.name / "other_model-3x64x64")
+    r = _cli(*[a if a != str(root) else str(other) for a in args], "--no-reuse",
+             "--summary", str(tmp_path / "s3.json"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    s3 = json.loads((tmp_path / "s3.json").read_text(encoding="utf-8"))["tuning"]
+    assert s3["reused_records"]["records"] == 0
+
+
 def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path):
     """Another database's measurements give the cost model a trained booster before any of
     this model's candidates is measured: its predictions stop being random draws."""

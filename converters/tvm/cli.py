@@ -51,6 +51,14 @@ tuning database:
   --trials continues a finished one. The edgebench "tvm" variant applies the database
   automatically (option tuning_dir).
 
+reuse across models (on unless --no-reuse):
+  A task whose kernel (same workload, same target) is already in another model's database
+  under --tuning-dir (or --transfer-from) starts from that database's 32 best records, copied
+  in: they are measurements of this very kernel on this target, and they count toward
+  --trials. ResNet-50, -101 and -152 share all 29 tasks, so after one of them the others need
+  no search at the same budget; the six study models share only the input's transpose.
+  tuning.json and every record (tuning.reused_from) say which databases were drawn on.
+
 cost-model transfer (off unless asked for):
   --transfer trains MetaSchedule's cost model, before the first search, on the measurements
   in the other models' databases for the same target (siblings of this model's database);
@@ -141,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pre-train the cost model on the other models' databases for this "
                         "target under --tuning-dir (same layout and design space only; off "
                         "by default: no gain measured in the CPU default space)")
+    p.add_argument("--no-reuse", dest="reuse", action="store_false",
+                   help="do not copy the records of kernels other models' databases for this "
+                        "target already tuned (default: reuse them; see below)")
     p.add_argument("--design-space", choices=design_space.CHOICES, default="auto",
                    help="auto (default): on CPUs, channels-last convs and matmuls tile their "
                         "output's innermost axis at the vector width; default: MetaSchedule's "
@@ -185,7 +196,8 @@ def run(args, parsed) -> dict:
             max_trials_per_task=args.max_trials_per_task, population=args.population,
             rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key, seed=args.seed,
             layout=layout, verbose=args.verbose, transfer=args.transfer,
-            transfer_from=args.transfer_from, design_space=args.design_space)
+            transfer_from=args.transfer_from, design_space=args.design_space,
+            reuse=args.reuse)
         prog = Progress(enabled=not args.no_progress and sys.stderr.isatty())
         try:
             res = tuning.tune(model, spec.input_size, args.batch_size, target, db_dir, cfg,

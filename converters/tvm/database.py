@@ -49,14 +49,19 @@ def read_db_meta(db_dir) -> dict:
     return {}
 
 
+def workload_hashes(db_dir) -> list[str]:
+    """The structural hashes of the workloads a database holds (its workload file's order)."""
+    p = Path(db_dir) / DB_WORKLOAD
+    if not p.is_file():
+        return []
+    return [str(json.loads(line)[0])
+            for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def _records_by_workload(db_dir) -> tuple[list[str], dict[int, list[float]]]:
     """(workload structural hashes by line, {workload index: [median run seconds, ...]})."""
     p = Path(db_dir)
-    hashes = []
-    if (p / DB_WORKLOAD).is_file():
-        for line in (p / DB_WORKLOAD).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                hashes.append(str(json.loads(line)[0]))
+    hashes = workload_hashes(p)
     recs: dict[int, list[float]] = {}
     if (p / DB_RECORDS).is_file():
         with open(p / DB_RECORDS, encoding="utf-8") as f:
@@ -150,7 +155,19 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "tasks_total": summary.get("tasks_total", 0),
             "tuner_estimate_ms": summary.get("estimate_ms"),
             "design_space": _profile_of(meta)[1] if status == "tuned" else None,
-            "transfer_from": transfer_sources(meta) if status == "tuned" else []}
+            "transfer_from": transfer_sources(meta) if status == "tuned" else [],
+            "reused_from": reuse_sources(meta) if status == "tuned" else []}
+
+
+def reuse_sources(meta: dict) -> list[str]:
+    """The other models' databases whose records of shared kernels were copied into this
+    one (reuse, the default), in the order first used."""
+    out: list[str] = []
+    for s in meta.get("sessions", []):
+        for d in ((s.get("reused_records") or {}).get("databases") or []):
+            if d.get("records") and d.get("database") not in out:
+                out.append(d["database"])
+    return out
 
 
 def transfer_sources(meta: dict) -> list[str]:

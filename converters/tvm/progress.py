@@ -25,6 +25,12 @@ class Progress:
                 + (f", {info['measure_threads']} thread(s) per candidate"
                    if info.get("measure_threads") else ""))
         c.print(f"database: {info['database']}")
+        reused = info.get("reused_records") or {}
+        if reused.get("records"):
+            names = ", ".join(f"{Path(d['database']).name}: {d['tasks']}"
+                              for d in reused["databases"])
+            c.print(f"reused: {reused['records']} records of {reused['tasks']} task(s) other "
+                    f"models' databases already tuned ({names})")
         if info.get("transfer_from") and info["remaining"] > 0:
             names = ", ".join(Path(p).name for p in info["transfer_from"])
             c.print(f"cost model: pre-trained on {len(info['transfer_from'])} other "

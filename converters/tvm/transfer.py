@@ -1,4 +1,10 @@
-"""What the cost model learns before searching.
+"""What a tuning session starts from, besides its own database.
+
+Reuse (default): a task whose kernel (workload) another model's database for the same
+target already holds starts from that database's best records, copied in as they are: they
+are measurements of this very kernel on this very target. ResNet-50, -101 and -152 share all
+29 of their tasks, so the second of them needs no search; the six study models share only the
+input's transpose (docs/tvm.md, "Reuse across models").
 
 Warm start (resume): the measurements this model's own database already holds.
 
@@ -136,3 +142,52 @@ def transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) ->
         used.append({"database": str(d), "records": k})
     return {"records": n, "workloads": workloads, "databases": used,
             "seconds": round(time.perf_counter() - t0, 1)}
+
+
+REUSE_TOP_K = 32       # records copied per reused task: the best one and a seed population
+
+
+def reuse_records(db_dir, tasks, sources, top_k: int = REUSE_TOP_K) -> dict:
+    """Copy into ``db_dir`` the best ``top_k`` records of every task whose workload one of
+    ``sources`` (databases for the same target) holds and ``db_dir`` does not yet.
+
+    The copies count toward ``--trials`` like any record of the database (so a model whose
+    kernels were all tuned for another needs no search at that budget) and seed the
+    evolutionary search. Returns {"records", "tasks", "databases": [{database, records,
+    tasks}]} for ``tuning.json``."""
+    from tvm.s_tir import meta_schedule as ms
+
+    if not sources:
+        return {"records": 0, "tasks": 0, "databases": []}
+    have = set(database.workload_hashes(db_dir))
+    wanted = {database.task_hash(t.dispatched[0]): t for t in tasks}
+    wanted = {h: t for h, t in wanted.items() if h not in have}
+    dst = None
+    used, n, done = [], 0, set()
+    for src_dir in sources:
+        hits = [h for h in database.workload_hashes(src_dir) if h in wanted and h not in done]
+        if not hits:
+            continue
+        try:
+            src = ms.database.JSONDatabase(work_dir=str(src_dir), allow_missing=False)
+        except Exception as e:  # noqa: BLE001 - an unreadable database is skipped, said here
+            log.warning("reuse skipped %s: %s", src_dir, first_line(e))
+            continue
+        dst = dst or ms.database.JSONDatabase(work_dir=str(db_dir))
+        k = tasks_hit = 0
+        for h in hits:
+            mod = wanted[h].dispatched[0]
+            recs = src.get_top_k(src.commit_workload(mod), top_k) if src.has_workload(mod) else []
+            if not recs:
+                continue
+            wl = dst.commit_workload(mod)
+            for r in recs:
+                dst.commit_tuning_record(ms.database.TuningRecord(
+                    r.trace, wl, r.run_secs, r.target, r.args_info))
+            k += len(recs)
+            tasks_hit += 1
+            done.add(h)
+        if k:
+            used.append({"database": str(src_dir), "records": k, "tasks": tasks_hit})
+            n += k
+    return {"records": n, "tasks": len(done), "databases": used}

@@ -10,6 +10,10 @@ toward ``--trials`` and tunes only the remainder; the search starts from the bes
 schedules (evolutionary search seeds its population from the database) and the cost model
 is warm-started from the recorded measurements.
 
+Reuse (default): tasks whose kernel another model's database for the same target already
+holds start from its best records, copied in (transfer.reuse_records); ResNet-50/101/152 share
+every task.
+
 Transfer (asked for): before the first search the cost model is also trained on the other
 models' databases for the same target (``<tuning_dir>/<target-slug>/*``, plus ``--transfer-from``)
 that were tuned in the same layout and design space, so it ranks candidates from the first
@@ -57,6 +61,7 @@ class TuneConfig:
     layout: Optional[str] = None        # conv2d layout (None: passes.layout_for's default)
     transfer: bool = False              # pre-train the cost model on sibling databases
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
+    reuse: bool = True                  # start shared kernels from sibling databases' records
     design_space: str = "auto"          # auto: CPU channels-last tiles at the vector width
     verbose: bool = False               # MetaSchedule's own console log
 
@@ -151,6 +156,11 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         tasks = [t for t in tasks if any(o in t.task_name for o in cfg.op_names)]
     if not tasks:
         raise TvmError("nothing to tune: the model lowered to no tunable TIR functions")
+    # Reuse: kernels other models' databases for this target already tuned start from those
+    # records (they count toward --trials; transfer.reuse_records).
+    reused = (transfer.reuse_records(db_dir, tasks,
+                                     transfer.transfer_databases(db_dir, cfg.transfer_from))
+              if cfg.reuse else {"records": 0, "tasks": 0, "databases": []})
     before = database.tuning_summary(db_dir, tasks)
     remaining = cfg.trials - before["trials"]
     n_tasks = len(tasks)
@@ -161,7 +171,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "max_trials_per_task": per_task_cap, "importer": used, "importer_note": note,
             "runner": f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}" if cfg.rpc_tracker else "local",
             "database": str(db_dir), "batch_size": batch, "layout": layout,
-            "measure_threads": threads["threads"], "measure_threads_source": threads["source"]}
+            "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
+            "reused_records": reused}
     profile = (layout, design_space.session_space(cfg.design_space, target, layout))
     siblings = (transfer.transfer_databases(db_dir, cfg.transfer_from, cfg.transfer)
                 if remaining > 0 else [])
@@ -214,7 +225,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     state = loop.state if loop else {"errors": 0, "build_errors": 0, "first_error": None}
     tuning_s = time.perf_counter() - t_tune
     after = database.tuning_summary(db_dir, tasks)
-    if run_trials or interrupted:
+    if run_trials or interrupted or reused["records"]:
         database.record_session(db_dir, {
             "started_at": started_at, "layout": layout, "batch_size": batch,
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
@@ -222,6 +233,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "interrupted": interrupted, "runner": info["runner"],
             "measure_threads": threads["threads"],
             "cost_model_transfer": info.get("cost_model_transfer"),
+            "reused_records": reused,
             "design_space": info.get("design_space"),
             "target": targets.target_dict(target), "errors": state["errors"],
             "build_errors": state["build_errors"], **targets.tvm_versions()})
