@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rerun "TVM across the six study models" with today's defaults (NHWC on CPUs, vector-width
-# tiling, no transfer): per model a 512-trial tuning session, then TVM and ONNX Runtime parity
+# tiling, no transfer; no reuse across models, which came later): per model a 512-trial tuning session, then TVM and ONNX Runtime parity
 # + latency in one run with that database, then a per-kernel profile of the tuned module
 # beside ORT's (benchmarks/tvm_profile.py); then the table. Long: 15-45 min of tuning per
 # model on 2 cores. Rerunning continues where it stopped (tuning resumes, runs use --resume).
@@ -16,7 +16,9 @@ OUT=${OUT:-$WORK/runs}
 TUNING_DIR=${TUNING_DIR:-$WORK/tuning}
 MODELS=${MODELS:-"mobilenetv2_100 squeezenet1_1 efficientnet_b0 resnet152 vgg16 swin_tiny_patch4_window7_224"}
 TRIALS=${TRIALS:-512}
-TUNE_FLAGS=${TUNE_FLAGS:-}                          # today's defaults
+# The 2026-11-25 runs predate reuse across models (vgg16 ran with --no-reuse): TUNE_FLAGS=""
+# tunes with today's defaults, reuse included.
+TUNE_FLAGS=${TUNE_FLAGS---no-reuse}
 export PYTHONPATH=$PWD
 
 hold() { while [ -e "$WORK/PAUSE" ]; do sleep 5; done; }
