@@ -14,7 +14,7 @@ for d in "$WORK"/runs/*/; do
     for f in tuned-512/results.jsonl tuned-512/run.json tune-512.json profile-512.json profile-512.txt; do
         [ -f "$d/$f" ] && cp "$d/$f" "$HERE/runs/$m/$f"
     done
-    t=$(ls -d "$WORK"/tuning/*/"$m"-* 2>/dev/null | head -1)
+    t=$(find "$WORK"/tuning -mindepth 2 -maxdepth 2 -type d -name "$m-*" 2>/dev/null | head -1)
     [ -n "$t" ] && cp "$t/tuning.json" "$HERE/runs/$m/tuning.json"
 done
 .venv/bin/python benchmarks/tvm_models.py --report "$HERE/runs" --before experiments/tvm-six-models/runs

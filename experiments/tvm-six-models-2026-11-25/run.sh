@@ -9,7 +9,7 @@
 #   bash experiments/tvm-six-models-2026-11-25/run.sh
 #   MODELS="squeezenet1_1" bash experiments/tvm-six-models-2026-11-25/run.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."                         # the repository root
+cd "$(dirname "$0")/../.." || exit 1                # the repository root
 PY=${PY:-.venv/bin/python}
 WORK=${WORK:-results/experiments/tvm-six-models-2026-11-25}   # git-ignored
 OUT=${OUT:-$WORK/runs}
