@@ -55,8 +55,9 @@ reuse across models (on unless --no-reuse):
   A task whose kernel (same workload, same target) is already in another model's database
   under --tuning-dir (or --transfer-from) starts from that database's 32 best records, copied
   in: they are measurements of this very kernel on this target, and they count toward
-  --trials. ResNet-50, -101 and -152 share all 29 tasks, so after one of them the others need
-  no search at the same budget; the six study models share only the input's transpose.
+  --trials. ResNet-50, -101 and -152 share all 29 tasks: resnet152's 512-trial database
+  gives 491 records (32 per task at most), so a 512-trial ResNet-50 session after it runs 21
+  trials; the six study models share only the input's transpose.
   tuning.json and every record (tuning.reused_from) say which databases were drawn on.
 
 cost-model transfer (off unless asked for):

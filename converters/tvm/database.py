@@ -159,26 +159,25 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "reused_from": reuse_sources(meta) if status == "tuned" else []}
 
 
-def reuse_sources(meta: dict) -> list[str]:
-    """The other models' databases whose records of shared kernels were copied into this
-    one (reuse, the default), in the order first used."""
+def _session_sources(meta: dict, key: str) -> list[str]:
+    """The databases a block ``key`` of this database's sessions names with records, in the
+    order first used."""
     out: list[str] = []
     for s in meta.get("sessions", []):
-        for d in ((s.get("reused_records") or {}).get("databases") or []):
+        for d in ((s.get(key) or {}).get("databases") or []):
             if d.get("records") and d.get("database") not in out:
                 out.append(d["database"])
     return out
 
 
 def transfer_sources(meta: dict) -> list[str]:
-    """The databases whose measurements pre-trained the cost model in any of this
-    database's sessions (``--transfer``), in the order first used."""
-    out: list[str] = []
-    for s in meta.get("sessions", []):
-        for d in ((s.get("cost_model_transfer") or {}).get("databases") or []):
-            if d.get("records") and d.get("database") not in out:
-                out.append(d["database"])
-    return out
+    """The databases that pre-trained the cost model in any session (``--transfer``)."""
+    return _session_sources(meta, "cost_model_transfer")
+
+
+def reuse_sources(meta: dict) -> list[str]:
+    """The other models' databases whose records of shared kernels were copied in (reuse)."""
+    return _session_sources(meta, "reused_records")
 
 
 def record_session(db_dir: Path, session: dict) -> None:
