@@ -13,6 +13,13 @@ def pytest_collection_modifyitems(items):
     # The emulated Orin lane's tests go last: its work (about 15 minutes, mostly under QEMU)
     # runs in the background from the start (emulated_jobs.py), beside the other tests, and
     # the lane's tests wait for it and check it.
+    # A test that waits on the lane but is not marked would run early and sit on its
+    # timeout while the lane still sets up (CI of 2026-11-25: 900 s, then a failure).
+    unmarked = [item.nodeid for item in items if "lane" in getattr(item, "fixturenames", ())
+                and not all(item.get_closest_marker(m) for m in ("emulated", "slow", "timeout"))]
+    if unmarked:
+        raise pytest.UsageError("tests that use the emulated lane need @pytest.mark.emulated, "
+                                "slow and timeout(5400): " + ", ".join(unmarked))
     items.sort(key=lambda item: item.get_closest_marker("emulated") is not None)
 
 

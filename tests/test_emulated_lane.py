@@ -210,6 +210,9 @@ def test_suite_on_the_emulated_orin(lane):
 JTOP_INA_TOLERANCE = 0.08
 
 
+@pytest.mark.emulated
+@pytest.mark.slow
+@pytest.mark.timeout(5400)
 def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
     """Issue 32: jetson-stats' service in the root gives the power; a MAXN,50W sweep switches
     with the nvpmodel stand-in, records each mode's clocks and restores the board; a failed
