@@ -11,7 +11,7 @@ The jobs run one after another, each on the one before it:
   setup  jetson/emulated/setup.sh (2 minutes from nothing, mostly downloads)
   item3  the suite inside the root on squeezenet1_1: pytorch, onnxruntime, onnxruntime-int8
          (ONNX Runtime's ARM INT8 kernels), jax, tvm untuned; parity, latency and LoadGen's
-         SingleStream (LoadGen compiled from its sdist in the root by setup.sh)
+         SingleStream (LoadGen compiled from its sdist for the root by setup.sh)
   item32 jtop.sh start (jetson-stats' service in the root); a --power-modes MAXN,50W sweep
          with EDGEBENCH_POWER_SOURCE=jtop checked against ina3221-sysfs; a sweep whose second
          mode's switch fails (the nvpmodel stand-in's fault injection); a sweep stopped by
@@ -83,7 +83,7 @@ class Lane:
                              "--models", MODEL, "--variants", "pytorch", "onnxruntime",
                              "onnxruntime-int8", "jax", "tvm", "--tasks", "parity", "latency",
                              "singlestream", "--tvm-untuned", "--weights", "random", *ONE_IMAGE,
-                             # LoadGen (built from its sdist in the root): 8 queries, 1 s
+                             # LoadGen (built from its sdist for the root): 8 queries, 1 s
                              "--mlperf-min-queries", "8", "--mlperf-min-duration", "1",
                              # calibrated on 4 sample images the run does not evaluate
                              "--int8-calib-images", "4",

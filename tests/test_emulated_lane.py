@@ -185,7 +185,7 @@ def test_suite_on_the_emulated_orin(lane):
         assert power.get("source") == "ina3221-sysfs", power
         assert set(power["rails"]) >= {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0"}, power
         assert rec.get("device_states"), "no device state sampled during the task"
-    # MLPerf's LoadGen, compiled from its sdist inside the root, drives every variant.
+    # MLPerf's LoadGen, compiled from its sdist for the root, drives every variant.
     ss = {r["variant"]: r for r in recs if r["task"] == "singlestream"}
     assert set(ss) == {"pytorch", "onnxruntime", "onnxruntime-int8", "jax", "tvm"}, sorted(ss)
     for variant, rec in ss.items():

@@ -13,14 +13,17 @@
 #      host's pip from aarch64 wheels (pip under QEMU is slow and cannot check PyPI's
 #      certificates there); wheels are kept in the cache
 #   5. edgebench itself, editable: the repository is mounted at the same path by run.sh
-#   6. MLPerf's LoadGen (mlcommons-loadgen, pinned in pyproject.toml) compiled from its sdist
-#      inside the root with the root's g++ and Python headers, as pip does on a Jetson (PyPI
-#      has no aarch64 wheel); the built wheel is kept in the cache
+#   6. MLPerf's LoadGen (mlcommons-loadgen, pinned in pyproject.toml; PyPI has no aarch64
+#      wheel) compiled from its sdist for the root's Python and GCC: with Debian's
+#      aarch64-linux-gnu-g++ on the host (the same GCC 12 as the root's; 1 min), else with the
+#      root's own g++ under QEMU (12 min); the built wheel is kept in the cache
 #   7. jetson-stats (jtop) system-wide for its service and in the venv for the client, the
 #      jtop group (jetson/emulated/jtop.sh starts and stops the service)
 #   8. the recreated Tegra files (tegra.py install)
 #
 #   EDGEBENCH_EMULATED_APT=0   do not apt-get install missing tools (fail instead)
+#   EDGEBENCH_EMULATED_LOADGEN_BUILD=qemu  build LoadGen inside the root even where the host
+#                              can cross-compile it (default: cross where it can)
 # Exit status: 0 ready, 3 QEMU user-mode emulation cannot be had here (the message says why),
 # 1 anything else.
 #   EDGEBENCH_EMULATED_MIRROR  Debian mirror (default http://deb.debian.org/debian)
@@ -165,14 +168,16 @@ fi
 cp "$EMU_REPO/jetson/emulated/_edgebench_emulated_qemu.py" "$SITE/"
 echo "import _edgebench_emulated_qemu" > "$SITE/_edgebench_emulated_qemu.pth"
 
-# 6. MLPerf's LoadGen from its sdist, compiled inside the root (under QEMU), as on a board
+# 6. MLPerf's LoadGen from its sdist, compiled for the root: cross-compiled on the host where
+# it can be (its Python is the root's minor version and Debian's aarch64-linux-gnu-g++ is
+# there: setup.sh at the repository root installs it for TVM's Jetson export), else under QEMU
 LG_PIN=$(grep -o '"mlcommons-loadgen==[^"]*"' "$EMU_REPO/pyproject.toml" | tr -d '"')
 # The built wheel depends on the suite (glibc, g++) and the Python, not on the root's other
 # packages: a package added to the root does not rebuild it.
 LG_KEY="$LG_PIN $SUITE arm64 python$EMU_PY"
 LG_DIR=$EMU_CACHE/loadgen
 if stamp_ok loadgen "$LG_KEY" && [ -n "$(ls "$SITE"/mlperf_loadgen*.so 2>/dev/null)" ]; then
-  emu_say "loadgen: $LG_PIN installed (built from its sdist in the root)"
+  emu_say "loadgen: $LG_PIN installed (built from its sdist for the root)"
 else
   LOG=$EMU_DIR/loadgen.log
   mkdir -p "$LG_DIR"
@@ -180,7 +185,7 @@ else
   for w in "$LG_DIR"/mlcommons_loadgen-*-linux_aarch64.whl; do [ -f "$w" ] && WHEEL=$w; done
   if [ -z "$WHEEL" ] || [ "$(cat "$LG_DIR/key" 2>/dev/null)" != "$LG_KEY" ]; then
     rm -f "$LG_DIR"/*.whl
-    emu_say "loadgen: building $LG_PIN from its sdist with the root's g++ under QEMU (minutes)"
+    emu_say "loadgen: building $LG_PIN from its sdist for the root"
     # The sdist and its build requirements (pybind11 2.11.1, setuptools, wheel: pure Python)
     # come from PyPI on the host; the compiler runs inside the root.
     if ! { "$HOST_PY" -m pip download -q --disable-pip-version-check --no-deps \
@@ -191,17 +196,38 @@ else
       tail -n 5 "$LOG" >&2
       emu_die "downloading $LG_PIN's sdist and build tools failed ($LOG)"
     fi
-    rm -rf "$EMU_ROOT/opt/loadgen-build/src" && mkdir -p "$EMU_ROOT/opt/loadgen-build/src"
-    tar -C "$EMU_ROOT/opt/loadgen-build/src" --strip-components=1 -xzf "$LG_DIR"/mlcommons_loadgen-*.tar.gz
+    B=$EMU_ROOT/opt/loadgen-build
+    rm -rf "$B/src" "$B/dist" && mkdir -p "$B/src"
+    tar -C "$B/src" --strip-components=1 -xzf "$LG_DIR"/mlcommons_loadgen-*.tar.gz
     t=$SECONDS
-    chroot "$EMU_ROOT" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/tmp CFLAGS=-std=c++14 \
-      PYTHONPATH=/opt/loadgen-build/tools /bin/sh -c \
-      "cd /opt/loadgen-build/src && $EMU_VENV/bin/python setup.py -q bdist_wheel -d /opt/loadgen-build/dist" \
-      >>"$LOG" 2>&1 || { tail -n 20 "$LOG" >&2; emu_die "building $LG_PIN in the root failed ($LOG)"; }
-    cp "$EMU_ROOT"/opt/loadgen-build/dist/mlcommons_loadgen-*.whl "$LG_DIR/"
+    SYSCONFIG=_sysconfigdata__linux_aarch64-linux-gnu
+    if [ "${EDGEBENCH_EMULATED_LOADGEN_BUILD:-cross}" = cross ] \
+       && command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 \
+       && [ "$("$HOST_PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$EMU_PY" ] \
+       && [ -f "$EMU_ROOT/usr/lib/python$EMU_PY/$SYSCONFIG.py" ]; then
+      # The host's Python runs setup.py with the root's build configuration (its compiler
+      # aarch64-linux-gnu-g++, its extension suffix and platform tag); Python.h and the
+      # aarch64 pyconfig.h come from the root, the C library headers from the cross toolchain.
+      how="cross-compiled on the host with $(aarch64-linux-gnu-g++ -dumpfullversion 2>/dev/null | sed 's/^/aarch64-linux-gnu-g++ /')"
+      mkdir -p "$B/sysconfig" && cp "$EMU_ROOT/usr/lib/python$EMU_PY/$SYSCONFIG.py" "$B/sysconfig/"
+      inc="-I$EMU_ROOT/usr/include/python$EMU_PY -idirafter $EMU_ROOT/usr/include"
+      (cd "$B/src" && env _PYTHON_SYSCONFIGDATA_NAME=$SYSCONFIG _PYTHON_HOST_PLATFORM=linux-aarch64 \
+         PYTHONPATH="$B/tools:$B/sysconfig" CFLAGS="-std=c++14 $inc" CPPFLAGS="$inc" CXXFLAGS="$inc" \
+         "$HOST_PY" setup.py -q bdist_wheel -d "$B/dist") >>"$LOG" 2>&1 \
+        || { tail -n 20 "$LOG" >&2; emu_die "cross-compiling $LG_PIN on the host failed ($LOG;" \
+               "EDGEBENCH_EMULATED_LOADGEN_BUILD=qemu builds it in the root instead)"; }
+    else
+      how="built with the root's g++ under QEMU"
+      emu_say "loadgen: building in the root with its g++ under QEMU (minutes)"
+      chroot "$EMU_ROOT" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/tmp CFLAGS=-std=c++14 \
+        PYTHONPATH=/opt/loadgen-build/tools /bin/sh -c \
+        "cd /opt/loadgen-build/src && $EMU_VENV/bin/python setup.py -q bdist_wheel -d /opt/loadgen-build/dist" \
+        >>"$LOG" 2>&1 || { tail -n 20 "$LOG" >&2; emu_die "building $LG_PIN in the root failed ($LOG)"; }
+    fi
+    cp "$B"/dist/mlcommons_loadgen-*-linux_aarch64.whl "$LG_DIR/"
     echo "$LG_KEY" > "$LG_DIR/key"
-    rm -rf "$EMU_ROOT/opt/loadgen-build"
-    emu_say "loadgen: built in $((SECONDS - t)) s under QEMU"
+    rm -rf "$B"
+    emu_say "loadgen: $how in $((SECONDS - t)) s"
     for w in "$LG_DIR"/mlcommons_loadgen-*-linux_aarch64.whl; do WHEEL=$w; done
   fi
   # A wheel is a zip laid out for site-packages.
