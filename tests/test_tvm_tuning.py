@@ -138,6 +138,9 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert meta["sessions"][-1]["interrupted"] is True
     assert meta["sessions"][-1]["trials_after"] == kept
     assert meta["sessions"][-1]["measure_threads"] >= 1
+    # the allocation's parameters (--trials-per-iter 4; the cap: the default rule, at least 4)
+    assert meta["sessions"][-1]["trials_per_iter"] == 4
+    assert meta["sessions"][-1]["max_trials_per_task"] >= 4
 
     # 2. Resume: the same command counts the records toward --trials and runs the rest.
     # A second model's database for the same target (here a copy) pre-trains the cost model.

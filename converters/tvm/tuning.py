@@ -229,6 +229,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         database.record_session(db_dir, {
             "started_at": started_at, "layout": layout, "batch_size": batch,
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
+            "trials_per_iter": info["trials_per_iter"],
+            "max_trials_per_task": info["max_trials_per_task"],
             "trials_after": after["trials"], "tuning_s": round(tuning_s, 1),
             "interrupted": interrupted, "runner": info["runner"],
             "measure_threads": threads["threads"],

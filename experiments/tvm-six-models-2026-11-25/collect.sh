@@ -8,6 +8,8 @@ WORK=${WORK:-results/experiments/tvm-six-models-2026-11-25}
 HERE=experiments/tvm-six-models-2026-11-25
 cp "$WORK/cpu.txt" "$HERE/cpu.txt"
 [ -f "$WORK/shared-workloads.json" ] && cp "$WORK/shared-workloads.json" "$HERE/"
+mkdir -p "$HERE/ab"                       # the A/B scripts' --json files, where run by run_ab.sh
+for f in "$WORK"/ab/*.json; do [ -f "$f" ] && cp "$f" "$HERE/ab/"; done
 for d in "$WORK"/runs/*/; do
     m=$(basename "$d")
     mkdir -p "$HERE/runs/$m/tuned-512"
