@@ -15,8 +15,8 @@
 #   5. edgebench itself, editable: the repository is mounted at the same path by run.sh
 #   6. MLPerf's LoadGen (mlcommons-loadgen, pinned in pyproject.toml; PyPI has no aarch64
 #      wheel) compiled from its sdist for the root's Python and GCC: with Debian's
-#      aarch64-linux-gnu-g++ on the host (the same GCC 12 as the root's; 1 min), else with the
-#      root's own g++ under QEMU (12 min); the built wheel is kept in the cache
+#      aarch64-linux-gnu-g++ on the host where it is the root's GCC major version (about a
+#      minute), else with the root's own g++ under QEMU (12 min); the wheel is kept in the cache
 #   7. jetson-stats (jtop) system-wide for its service and in the venv for the client, the
 #      jtop group (jetson/emulated/jtop.sh starts and stops the service)
 #   8. the recreated Tegra files (tegra.py install)
@@ -187,7 +187,7 @@ else
     rm -f "$LG_DIR"/*.whl
     emu_say "loadgen: building $LG_PIN from its sdist for the root"
     # The sdist and its build requirements (pybind11 2.11.1, setuptools, wheel: pure Python)
-    # come from PyPI on the host; the compiler runs inside the root.
+    # come from PyPI on the host.
     if ! { "$HOST_PY" -m pip download -q --disable-pip-version-check --no-deps \
              --no-binary :all: "$LG_PIN" -d "$LG_DIR" >"$LOG" 2>&1 &&
            "$HOST_PY" -m pip install -q --disable-pip-version-check --no-deps --upgrade \
@@ -201,8 +201,12 @@ else
     tar -C "$B/src" --strip-components=1 -xzf "$LG_DIR"/mlcommons_loadgen-*.tar.gz
     t=$SECONDS
     SYSCONFIG=_sysconfigdata__linux_aarch64-linux-gnu
+    # Cross only with the root's GCC major version: a newer g++'s libstdc++ symbols would
+    # not load against the root's libstdc++.
+    ROOT_GCC=$(find "$EMU_ROOT/usr/lib/gcc/aarch64-linux-gnu" -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null | head -n 1)
     if [ "${EDGEBENCH_EMULATED_LOADGEN_BUILD:-cross}" = cross ] \
        && command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 \
+       && [ -n "$ROOT_GCC" ] && [ "$(aarch64-linux-gnu-g++ -dumpversion)" = "$ROOT_GCC" ] \
        && [ "$("$HOST_PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$EMU_PY" ] \
        && [ -f "$EMU_ROOT/usr/lib/python$EMU_PY/$SYSCONFIG.py" ]; then
       # The host's Python runs setup.py with the root's build configuration (its compiler
