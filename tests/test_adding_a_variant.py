@@ -32,6 +32,7 @@ def test_example_variant_runs_end_to_end(tmp_path, cache_dir):
     assert run["options"]["export_max_batch"] == 16        # its own flag reached the options
 
 
+@pytest.mark.slow  # 6.5 s on the 2-core AVX2 VM (2026-11-26)
 def test_without_the_module_the_variant_is_unknown(tmp_path):
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "torch-export",
                    "--out", str(tmp_path / "r"))

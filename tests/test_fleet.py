@@ -37,6 +37,7 @@ def _env() -> dict:
 
 # ----------------------------------------------------------------------------- without Ray
 
+@pytest.mark.slow  # 6.4 s on the 2-core AVX2 VM (2026-11-26)
 def test_without_ray_exits_2_with_install_hint(tmp_path):
     fake = tmp_path / "hide" / "ray"
     fake.mkdir(parents=True)

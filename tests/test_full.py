@@ -242,11 +242,13 @@ def test_variant_runs_in_the_interpreter_given_by_python(tmp_path, cache_dir):
     assert recs["onnxruntime"]["python"]["version"] == recs["pytorch"]["python"]["version"]
 
 
+@pytest.mark.slow  # 6.2 s (a whole interpreter); see test_usage_errors_exit_2_without_traceback
 def test_unknown_model_suggests_close_names(tmp_path):
     proc = run_cli("edgebench.full", "--models", "resnet15", "--out", str(tmp_path / "r"))
     assert "did you mean" in proc.stderr and "resnet152" in proc.stderr
 
 
+@pytest.mark.slow  # 6.5 s (a whole interpreter); see test_usage_errors_exit_2_without_traceback
 def test_unknown_layout_exits_2_and_lists_layouts(tmp_path):
     (tmp_path / "pics").mkdir()
     (tmp_path / "pics" / "a.txt").write_text("x", encoding="utf-8")

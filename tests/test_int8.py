@@ -266,6 +266,7 @@ def test_calibration_is_only_chosen_when_an_int8_variant_is_planned(tmp_path):
     assert len(validate(ns)["calibration"]) == 5
 
 
+@pytest.mark.slow  # 7.5 s on the 2-core AVX2 VM (2026-11-26)
 def test_the_command_exits_2_with_one_line_on_bad_calibration_input(tmp_path):
     r = _full("--models", "mobilenetv2_100", "--variants", "onnxruntime-int8",
               "--out", str(tmp_path / "run"), "--int8-calib-method", "kl")

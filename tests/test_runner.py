@@ -54,6 +54,7 @@ def test_parity_verdict_and_reference_sweep_reach_later_cells(tmp_path, cache_di
     assert all((r["bsr"] is not None) == (r["batch_size"] in ref_sizes) for r in tp["by_batch"])
 
 
+@pytest.mark.slow  # 9.5 s on the 2-core AVX2 VM (2026-11-26)
 def test_unchecked_parity_is_said_and_records_get_raw_timings(tmp_path, cache_dir):
     with _session(tmp_path, cache_dir) as s:
         lat = s.run(Cell(TINY, "null", "latency"))
@@ -65,6 +66,7 @@ def test_unchecked_parity_is_said_and_records_get_raw_timings(tmp_path, cache_di
     assert raw["model"] == TINY and len(raw["latency_ms"]) == lat["n"] >= 5
 
 
+@pytest.mark.slow  # 6.5 s on the 2-core AVX2 VM (2026-11-26)
 def test_plan_decided_skips_start_no_worker(tmp_path, cache_dir):
     with _session(tmp_path, cache_dir, null_refuse=[TINY]) as s:
         rec = s.run(Cell(TINY, "null", "latency"))
@@ -89,6 +91,7 @@ def test_each_cell_has_its_own_process(tmp_path, cache_dir, isolation):
     assert second["memory_mb"]["process_start"] < first["memory_mb"]["process_start"] + 100
 
 
+@pytest.mark.slow  # 10.3 s on the 2-core AVX2 VM (2026-11-26)
 def test_oom_step_down_in_a_real_worker(tmp_path, cache_dir):
     with _session(tmp_path, cache_dir, null_oom_above=3) as s:
         rec = s.run(Cell(TINY, "null", "throughput"))
@@ -97,7 +100,8 @@ def test_oom_step_down_in_a_real_worker(tmp_path, cache_dir):
     assert rec["stop_reason"].startswith("out of memory at batch 4")
 
 
-@pytest.mark.parametrize("isolation", ["fork", pytest.param("spawn", marks=pytest.mark.slow)])
+@pytest.mark.slow  # fork: 10.4 s on the 2-core AVX2 VM (2026-11-26); spawn slower
+@pytest.mark.parametrize("isolation", ["fork", "spawn"])
 def test_throughput_cell_killed_after_two_batch_sizes_leaves_a_partial_record(
         tmp_path, cache_dir, isolation):
     """A real SIGKILL (what the Linux OOM killer sends; on a Jetson's unified memory the
@@ -130,6 +134,7 @@ def test_status_rules():
     assert runner.exit_code(recs, {("", "m", "v", "throughput", "")}) == 0   # not run yet
 
 
+@pytest.mark.slow  # 12.2 s on the 2-core AVX2 VM (2026-11-26)
 def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):
     """The fork server killed between cells (as the OOM killer might): the next cell still
     runs, in a new server, and nothing raises."""

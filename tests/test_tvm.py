@@ -74,6 +74,7 @@ print(json.dumps(got))
 """
 
 
+@pytest.mark.slow  # 6.1 s each on the 2-core AVX2 VM (2026-11-26): a TVM process per case
 @pytest.mark.parametrize("user_env, source", [
     (None, "target num-cores"),
     ("1", "TVM_NUM_THREADS (set by the user)"),
@@ -219,6 +220,7 @@ def test_layout_follows_the_option_then_the_database_then_the_target(tmp_path):
     assert passes.layout_for(host, db, "NCHW") == "NCHW"
 
 
+@pytest.mark.slow  # 15.5 s on the 2-core AVX2 VM (2026-11-26)
 def test_onnx_importer_path(tmp_path):
     import converters
 
