@@ -2,7 +2,7 @@
 # The two A/Bs on the tuned databases run.sh left (a quiet machine: nothing else running):
 # the Relax VM's compiled mode against its bytecode (exec_mode_ab.py) on efficientnet_b0,
 # squeezenet1_1 and mobilenetv2_100, and TVM's threads unbound against bound
-# (thread_binding_ab.py) on squeezenet1_1 and efficientnet_b0. About 14 min on 2 cores.
+# (thread_binding_ab.py) on squeezenet1_1 and efficientnet_b0. About 12 min on 2 cores.
 # Then collect.sh copies the JSON files into ab/.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
