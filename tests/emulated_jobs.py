@@ -129,6 +129,11 @@ class Lane:
         step = Step(cmd + ["# SIGINT once in MODE_50W"])
         self.jobs[job].steps.append(step)
         t = time.monotonic()
+        # A test session started in the background of a non-interactive shell (`pytest &`)
+        # has SIGINT ignored, and children inherit that: the run would never see the
+        # interrupt. Reset it to the default before exec'ing the command.
+        cmd = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, "
+               "signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])", *cmd]
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, start_new_session=True, text=True)
         self._proc = proc

@@ -202,12 +202,14 @@ def test_suite_on_the_emulated_orin(lane):
     assert "Emulated device" in report and "not measurements" in report
 
 
-# jtop truncates each rail to whole mW (3 rails: < 3 mW) and samples at its service's own
-# instants, the rails at the Monitor's: over a latency window their means agree within this.
-# Seen on 2026-11-25 (3 sweeps, experiments/power-modes-emulated): +2.4 % to +4.2 %, jtop the higher: its service reads
-# the rails right after its own burst of CPU work, which the recreated rails (following the
-# root's CPU load) include. 8 %: room for a slower, busier CI machine.
-JTOP_INA_TOLERANCE = 0.08
+# jtop truncates each rail to whole mW (3 rails: < 3 mW) and serves the sample its service took
+# last, while the check reads the rail files at the Monitor's instants; the recreated rails
+# follow the root's CPU load every 0.2 s, so over a latency window of a few QEMU calls the
+# two means differ by how the load moved between those instants. Seen: +2.4 % to +4.2 % on
+# 2026-11-25 (3 sweeps, experiments/power-modes-emulated), -7.5 % (MAXN) and -10.2 %
+# (MODE_50W) on 2026-11-26 (the lane alone, 3-4 calls per cell). 15 %: still fails on a wrong
+# unit or a missing rail (VIN_SYS_5V0 alone is over 30 % of the total, VDD_GPU_SOC about 16 %).
+JTOP_INA_TOLERANCE = 0.15
 
 
 @pytest.mark.emulated
