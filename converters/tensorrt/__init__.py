@@ -4,9 +4,10 @@ cache; ``converters.onnxruntime.quantize.qdq_model``).
 
 Layout of this package (one job per module):
   plan.py         what the installed TensorRT needs (version table: 8.4 to 11, DLA and the
-                  FP16/INT8 precision flags per version), the variants' options, the batch
-                  sizes a cell measures and the engine's profiles, the builder settings as
-                  plain data, engine and timing-cache keys: pure functions
+                  FP16/INT8 precision flags per version), the builder settings as plain
+                  data, engine and timing-cache keys: pure functions
+  batches.py      the variants' options, the batch sizes a cell measures, the engine's
+                  profiles and the DLA's batch limit: pure functions
   engine_log.py   reading the builder's layer placement and the engine inspector's summary
   onnx_fp16.py    FP32 ONNX -> FP16 ONNX for strongly typed TensorRT (11+; ``--trt-fp16-mode onnx``)
   build.py        importing tensorrt, its logger, the GPU's identity, ``apply_settings`` (the
@@ -20,7 +21,7 @@ Layout of this package (one job per module):
                   the plan's precision
 
 Options (both variants; declared by tensorrt-fp16): ``--trt-max-batch`` / ``--trt-opt-batch``
-(the profile; rule in plan.py), ``--trt-workspace-mb``, ``--trt-fp16-mode`` (FP16 only:
+(the profile; rule in batches.py), ``--trt-workspace-mb``, ``--trt-fp16-mode`` (FP16 only:
 tensorrt-int8 ignores it and records so), ``--trt-cuda-graph``, ``--trt-dla-core N``
 (+ ``--trt-dla-no-gpu-fallback``), ``--trt-offline-all-accelerators`` (the offline task on
 the GPU and every DLA core at once; not with ``--trt-dla-core``). tensorrt-int8's calibration
