@@ -12,6 +12,8 @@ Options (``spec.options``, from the CLI):
   tvm_importer   ``auto`` (torch.export, ONNX if that fails) | ``torch.export`` | ``onnx``
   tvm_layout     conv2d layout TVM computes in: ``NCHW`` | ``NHWC`` (default: the layout the
                  tuning database was made with, else NHWC on CPUs and NCHW on GPUs)
+  tvm_conv2d     ``direct`` | ``winograd`` (3x3 stride-1 convs, NHWC; default: what the tuning
+                 database was made with, else direct)
 
 Batch sizes: shapes are static. Batch 1 is compiled by ``convert``; any other batch size is
 compiled on its first call and cached on disk (an exported artifact holds the batch sizes it
@@ -25,6 +27,7 @@ Layout of this package (one job per module):
   passes.py        the lowering shared by tuning and compiling (BN folding, layout, fusion)
                    and the tuning tasks it yields
   fast_math.py     vectorisable exp/erf-based activations on LLVM targets
+  winograd.py      Winograd F(4x4, 3x3) for 3x3 stride-1 NHWC convs (--conv2d winograd)
   relax_rewrite.py the Relax call-rewrite helper fast_math and passes use
   build.py         apply a tuning database, compile, write a host library
   database.py      tuning databases: paths, fingerprint, what they hold, tuning.json
@@ -192,12 +195,14 @@ class TvmConverter(Converter):
         db_dir = database.db_dir_for(tuning_dir, target, model, input_size)
         layout = passes.layout_for(target, db_dir, opts.get("tvm_layout"))
         return {"target": target, "target_name": tname, "db_dir": db_dir,
-                "importer": opts.get("tvm_importer") or "auto", "layout": layout}
+                "importer": opts.get("tvm_importer") or "auto", "layout": layout,
+                "conv2d": passes.conv2d_for(db_dir, opts.get("tvm_conv2d"))}
 
     def _cache_paths(self, spec, cache: Path, batch: int, ctx: dict):
         key = spec.key("tvm", targets.target_json(ctx["target"]),
                        database.database_fingerprint(ctx["db_dir"]), targets.tvm_versions(),
-                       passes.PIPELINE_VERSION, ctx["importer"], ctx["layout"], f"b{batch}")
+                       passes.PIPELINE_VERSION, ctx["importer"], ctx["layout"],
+                       *(() if ctx["conv2d"] == "direct" else (ctx["conv2d"],)), f"b{batch}")
         folder = Path(cache) / "tvm"
         stem = f"{spec.name}-{key}-b{batch}"
         return folder / f"{stem}.so", folder / f"{stem}.json"
@@ -218,15 +223,15 @@ class TvmConverter(Converter):
         model = self._model(spec)
         db_dir = ctx["db_dir"] if database.database_exists(ctx["db_dir"]) else None
         res = build.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
-                                 importer=ctx["importer"], layout=ctx["layout"], spec=spec,
-                                 cache=cache, out_path=so)
+                                 importer=ctx["importer"], layout=ctx["layout"],
+                                 conv2d=ctx["conv2d"], spec=spec, cache=cache, out_path=so)
         from . import fast_math
 
         meta = {"tuning": database.tuning_meta(ctx["db_dir"] if db_dir else None, res["tuning"]),
                 "target": targets.target_dict(ctx["target"]), "target_name": ctx["target_name"],
                 "fast_math": fast_math.DESCRIPTION if fast_math.applies_to(ctx["target"])
                 else None,
-                "importer": res["importer"], "layout": ctx["layout"],
+                "importer": res["importer"], "layout": ctx["layout"], "conv2d": ctx["conv2d"],
                 "batch_size": batch, "timings": res["timings"], **targets.tvm_versions()}
         if not db_dir:
             meta["tuning"]["database"] = str(ctx["db_dir"])
@@ -261,7 +266,7 @@ class TvmConverter(Converter):
         libs = export.libraries(art_dir, manifest)
         first = libs[min(libs)]
         meta = {k: manifest.get(k) for k in ("tuning", "target", "target_name", "importer",
-                                             "layout", "tvm", "tvm_ffi")}
+                                             "layout", "conv2d", "tvm", "tvm_ffi")}
         meta["artifact_dir"] = str(art_dir)
         meta["compiled_batch_sizes"] = sorted(libs)
         meta["batch_mode"] = "exported artifact: only the batch sizes it holds"

@@ -38,7 +38,8 @@ def compile_module(mod, target):
 
 
 def build_library(model, input_size, batch: int, target, *, db_dir=None, importer="auto",
-                  layout="NCHW", spec=None, cache=None, out_path: Path | None = None) -> dict:
+                  layout="NCHW", conv2d="direct", spec=None, cache=None,
+                  out_path: Path | None = None) -> dict:
     """Import, lower, apply the database and compile one static batch size.
 
     Returns {"executable", "importer", "importer_note", "tuning", "lowered" (the module the
@@ -51,7 +52,7 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
     timings["import_s"] = time.perf_counter() - t0
     t = time.perf_counter()
     try:
-        lowered = passes.lower_for_tuning(mod, target, layout)
+        lowered = passes.lower_for_tuning(mod, target, layout, conv2d)
         tasks = passes.extract_tasks(lowered, target)
         summary = database.tuning_summary(
             db_dir if db_dir and database.database_exists(db_dir) else None, tasks)

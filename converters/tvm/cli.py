@@ -27,7 +27,7 @@ from pathlib import Path
 from edgebench.errors import ArgumentParser, UsageError
 from edgebench.util import atomic_write_text
 
-from . import database, design_space, export, passes, runner, targets, tuning
+from . import database, design_space, export, passes, runner, targets, tuning, winograd
 from .cli_checks import _cross, validate
 from .errors import ExportError, RpcError, TvmError
 from .progress import Progress
@@ -77,6 +77,13 @@ design space:
   are sampled as in MetaSchedule's default space. --design-space default turns it off.
   mobilenetv2_100 at 512 trials: tuner estimate 1.74 ms against 3.04 ms (seed 0,
   docs/tvm.md, "Vector-width tiling").
+
+conv2d algorithm (--conv2d; default: the database's, else direct):
+  winograd rewrites every 3x3 stride-1 conv with 16+ channels into F(4x4,3x3) Winograd
+  (NHWC only): a quarter of the multiplies, a weight four times larger, about twice the
+  tuning time. At 512 trials on a 2-core AVX2 CPU: vgg16 0.63x the direct build's p50
+  (0.93x ONNX Runtime's), resnet152 1.01x (docs/tvm.md, "Winograd"). tuning.json records
+  the choice, and builds from that database follow it.
 
 remote measurement:
   --rpc-tracker HOST:PORT --rpc-key KEY builds candidates here and measures them on the
@@ -133,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layout", choices=["NCHW", "NHWC"], default=None,
                    help="conv2d layout TVM computes in (default: the database's, else NHWC "
                         "on CPUs, NCHW on GPUs)")
+    p.add_argument("--conv2d", choices=list(winograd.CHOICES), default=None,
+                   help="how 3x3 stride-1 convs are computed: direct, or winograd (F(4x4,3x3), "
+                        "NHWC only; fewer multiplies, a larger weight; default: the "
+                        "database's, else direct)")
     p.add_argument("--importer", choices=["auto", "torch.export", "onnx"], default="auto",
                    help="model importer (default auto: torch.export, ONNX if that fails)")
     p.add_argument("--cuda-format", choices=["cubin", "ptx"], default="cubin",
@@ -184,10 +195,11 @@ def run(args, parsed) -> dict:
     spec, weights_note = _load_model(args, parsed["input_size"])
     db_dir = database.db_dir_for(args.tuning_dir, target, spec.name, spec.input_size)
     layout = passes.layout_for(target, db_dir, args.layout)
+    conv2d = passes.conv2d_for(db_dir, args.conv2d)
     summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
                      "input_size": list(spec.input_size), "target": targets.target_dict(target),
                      "target_name": parsed["target_name"], "database": str(db_dir),
-                     "layout": layout, **targets.tvm_versions()}
+                     "layout": layout, "conv2d": conv2d, **targets.tvm_versions()}
     model = spec.build()
     if args.rpc_tracker:
         summary["rpc"] = runner.check_rpc(args.rpc_tracker, args.rpc_key)
@@ -196,7 +208,7 @@ def run(args, parsed) -> dict:
             trials=args.trials, trials_per_iter=args.trials_per_iter,
             max_trials_per_task=args.max_trials_per_task, population=args.population,
             rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key, seed=args.seed,
-            layout=layout, verbose=args.verbose, transfer=args.transfer,
+            layout=layout, conv2d=conv2d, verbose=args.verbose, transfer=args.transfer,
             transfer_from=args.transfer_from, design_space=args.design_space,
             reuse=args.reuse)
         prog = Progress(enabled=not args.no_progress and sys.stderr.isatty())
@@ -214,7 +226,7 @@ def run(args, parsed) -> dict:
     if args.export:
         summary["export"] = export.export_artifact(
             args.export, spec, model, target, parsed["target_name"], parsed["batch_sizes"],
-            db_dir=db_dir, layout=layout, importer=args.importer,
+            db_dir=db_dir, layout=layout, conv2d=conv2d, importer=args.importer,
             cuda_format=args.cuda_format, cache=Path(args.cache_dir))
     summary["measure"] = measure(args, parsed, spec, db_dir)
     return summary

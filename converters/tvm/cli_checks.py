@@ -38,6 +38,9 @@ def validate(args) -> dict:
             runner.parse_tracker(args.rpc_tracker)
         except ValueError as e:
             raise UsageError(str(e)) from None
+    if getattr(args, "conv2d", None) == "winograd" and args.layout == "NCHW":
+        raise UsageError("--conv2d winograd needs the NHWC layout (TVM schedules its "
+                         "transforms in NHWC): drop --layout NCHW")
     if args.trials == 0 and not args.export and args.measure is None:
         raise UsageError("nothing to do: --trials 0 without --export or --measure")
     for name in ("trials_per_iter", "max_trials_per_task", "population"):

@@ -189,6 +189,7 @@ def record_session(db_dir: Path, session: dict) -> None:
     meta["tuning_s"] = round(sum(s.get("tuning_s", 0) for s in sessions), 1)
     meta["target"] = session["target"]
     meta["layout"] = session.get("layout", "NCHW")
+    meta["conv2d"] = session.get("conv2d", "direct")
     atomic_write_json(db_dir / DB_META, meta)
     gi = db_dir / ".gitignore"
     if not gi.exists():

@@ -2,7 +2,8 @@
 records are exactly the ones the compiler looks up.
 
     torch.export -> relax.frontend.torch.from_exported_program   (importer.py)
-    fold_batch_norm, clip_as_min_max (NHWC), ConvertLayout (NHWC), fast_math (LLVM)
+    fold_batch_norm, clip_as_min_max (NHWC), ConvertLayout (NHWC), fast_math (LLVM),
+    winograd (3x3 stride-1 convs, when asked)
     DecomposeOpsForInference, CanonicalizeBindings, LegalizeOps, AnnotateTIROpPattern,
     FoldConstant, FuseOps, FuseTIR, AttachAttrLayoutFreeBuffers          = ``lower_for_tuning``
     MetaScheduleApplyDatabase, SplitLayoutRewritePreproc, FoldConstant  = build.apply_database
@@ -39,6 +40,19 @@ def layout_for(target, db_dir=None, wanted: str | None = None) -> str:
         if database.database_exists(db_dir):
             return "NCHW"
     return "NHWC" if target is not None and target.kind.name == "llvm" else "NCHW"
+
+
+def conv2d_for(db_dir=None, wanted: str | None = None) -> str:
+    """The conv2d algorithm a build or a tuning session uses: ``wanted`` (the user's option)
+    first; then the one the database in ``db_dir`` was tuned with (its workloads exist only
+    in that form); else ``direct``. ``winograd``: see winograd.py."""
+    if wanted:
+        return wanted.lower()
+    if db_dir is not None:
+        recorded = database.read_db_meta(db_dir).get("conv2d")
+        if recorded:
+            return str(recorded).lower()
+    return "direct"
 
 
 def _const_np(c):
@@ -120,15 +134,25 @@ def clip_as_min_max(mod):
     return rewrite_calls(mod, rule)
 
 
-def lower_for_tuning(mod, target, layout: str = "NCHW"):
+def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct"):
     """Relax module -> fused Relax + TIR module whose PrimFuncs are the tuning workloads.
 
-    ``layout``: the conv2d data layout TVM computes in (the model's input stays NCHW)."""
+    ``layout``: the conv2d data layout TVM computes in (the model's input stays NCHW).
+    ``conv2d``: ``direct``, or ``winograd`` for the 3x3 stride-1 convs (NHWC only;
+    winograd.py)."""
     import tvm
     from tvm import relax
 
+    from . import winograd
+
     if layout not in LAYOUTS:
         raise TvmError(f"tvm_layout must be one of {', '.join(LAYOUTS)} (got '{layout}')")
+    if conv2d not in winograd.CHOICES:
+        raise TvmError(f"tvm_conv2d must be one of {', '.join(winograd.CHOICES)} "
+                       f"(got '{conv2d}')")
+    if conv2d == "winograd" and layout != "NHWC":
+        raise TvmError("tvm_conv2d winograd needs the NHWC layout (its TVM schedules are "
+                       f"NHWC's; got {layout})")
     convert = [relax.transform.ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]}),
                relax.transform.CanonicalizeBindings()] if layout == "NHWC" else []
     from . import fast_math
@@ -144,6 +168,8 @@ def lower_for_tuning(mod, target, layout: str = "NCHW"):
         ])(mod)
         if fast_math.applies_to(target):
             mod = fast_math.rewrite(mod)
+        if conv2d == "winograd":
+            mod, _ = winograd.rewrite(mod)
         return tvm.transform.Sequential([
             relax.transform.LegalizeOps(),
             relax.transform.AnnotateTIROpPattern(),

@@ -59,6 +59,7 @@ class TuneConfig:
     seed: int = 0
     op_names: Optional[list] = None     # tune only tasks whose name contains one of these
     layout: Optional[str] = None        # conv2d layout (None: passes.layout_for's default)
+    conv2d: Optional[str] = None        # direct | winograd (None: passes.conv2d_for's)
     transfer: bool = False              # pre-train the cost model on sibling databases
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     reuse: bool = True                  # start shared kernels from sibling databases' records
@@ -150,7 +151,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         threads = targets.configure_threads(target)
     mod, used, note = import_model(model, (batch, *input_size), importer, spec=spec, cache=cache)
     layout = passes.layout_for(target, db_dir, cfg.layout)
-    lowered = passes.lower_for_tuning(mod, target, layout)
+    conv2d = passes.conv2d_for(db_dir, cfg.conv2d)
+    lowered = passes.lower_for_tuning(mod, target, layout, conv2d)
     tasks = passes.extract_tasks(lowered, target)
     if cfg.op_names:
         tasks = [t for t in tasks if any(o in t.task_name for o in cfg.op_names)]
@@ -170,7 +172,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "remaining": max(0, remaining), "trials_per_iter": per_iter,
             "max_trials_per_task": per_task_cap, "importer": used, "importer_note": note,
             "runner": f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}" if cfg.rpc_tracker else "local",
-            "database": str(db_dir), "batch_size": batch, "layout": layout,
+            "database": str(db_dir), "batch_size": batch, "layout": layout, "conv2d": conv2d,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
             "reused_records": reused}
     profile = (layout, design_space.session_space(cfg.design_space, target, layout))
@@ -227,7 +229,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     after = database.tuning_summary(db_dir, tasks)
     if run_trials or interrupted or reused["records"]:
         database.record_session(db_dir, {
-            "started_at": started_at, "layout": layout, "batch_size": batch,
+            "started_at": started_at, "layout": layout, "conv2d": conv2d, "batch_size": batch,
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
             "trials_per_iter": info["trials_per_iter"],
             "max_trials_per_task": info["max_trials_per_task"],

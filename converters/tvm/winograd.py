@@ -1,0 +1,176 @@
+"""Winograd convolution for 3x3, stride-1 convs in NHWC (``--conv2d winograd``).
+
+Relay's x86 strategy offered ``conv2d_winograd_nhwc`` to its auto-schedulers for 3x3
+stride-1 NHWC convs; Relax's ``LegalizeOps`` always lowers ``conv2d`` to the direct loop nest,
+so that choice was lost. This module brings it back as a rewrite before ``LegalizeOps``.
+
+F(m x m, 3 x 3) computes an m x m output tile from an (m+2) x (m+2) input tile with
+(m+2)^2 multiplies per channel pair instead of 9 m^2: with m = 4, 36 instead of 144. Three
+stages remain per call: the input transform (``data_pack``), a batched GEMM over channels
+(``bgemm``, where the time goes) and the output transform (``inverse``). The weight
+transform U = G w G^T runs here in float64 numpy, once, at lowering time: TVM's
+``conv2d_winograd_nhwc_without_weight_transform`` would take U as an input but its
+``pre_computed`` path raises "LEGACY-FLOW" in TVM 0.27, and computing U inside the kernel
+costs half the GEMM's work again on every call.
+
+The TE compute below is TVM's ``_conv2d_winograd_nhwc_impl`` with U as an input; it keeps the
+block names and ``schedule_rule`` attributes so MetaSchedule schedules the two transforms
+with TVM's own CPU rules (``s_tir.meta_schedule.cpu.conv2d_nhwc_winograd_data_pack`` and
+``..._inverse``) and searches the GEMM like any other.
+
+Which convs: 3x3 kernel, stride 1, dilation 1, groups 1, symmetric padding of 0 or 1,
+float32, constant weights, and at least ``MIN_CHANNELS`` input and output channels (the GEMM
+reduces over the input channels: with a handful of them the transforms cost more than the
+multiplies they save; VGG's first conv has 3). Everything else keeps the direct conv.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+TILE = 4             # m of F(m x m, 3 x 3)
+MIN_CHANNELS = 16
+CHOICES = ("direct", "winograd")    # --conv2d / TuneConfig.conv2d / tvm_conv2d
+
+
+def transform_matrices(m: int = TILE):
+    """(A, B, G) of F(m, 3) as float64 numpy, from TVM's own Cook-Toom construction (the
+    same points the TE compute's A and B use)."""
+    from tvm.topi.nn.winograd_util import _cook_toom_convolution, _interpolation_points
+
+    a, b, g = _cook_toom_convolution(_interpolation_points(m + 1), m, 3)
+    return (np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
+            np.asarray(g, dtype=np.float64))
+
+
+def transform_weight(w_ohwi: np.ndarray, m: int = TILE) -> np.ndarray:
+    """U[eps, nu, co, ci] = sum_kh,kw G[eps, kh] w[co, kh, kw, ci] G[nu, kw], in float64,
+    returned as float32 (the layout ``bgemm`` reads)."""
+    _, _, g = transform_matrices(m)
+    return np.einsum("ek,okwi,nw->enoi", g, w_ohwi.astype(np.float64), g).astype(np.float32)
+
+
+def winograd_nhwc(data, u, pad: int, m: int = TILE):
+    """TE: NHWC input (N, H, W, CI) and transformed weights U (alpha, alpha, CO, CI) ->
+    (N, H', W', CO), H' = H + 2 pad - 2."""
+    from tvm import te
+    from tvm.topi.nn.pad import pad as te_pad
+    from tvm.topi.nn.winograd_util import winograd_transform_matrices
+    from tvm.topi.utils import get_const_tuple
+
+    n, h, w, ci_ = get_const_tuple(data.shape)
+    alpha, _, co_, _ = get_const_tuple(u.shape)
+    a_mat, b_mat, _ = winograd_transform_matrices(m, 3, str(data.dtype))
+    oh, ow = h + 2 * pad - 2, w + 2 * pad - 2
+    nh, nw = (oh + m - 1) // m, (ow + m - 1) // m
+    p_all = n * nh * nw
+    # Pad to whole tiles: the last tile reads past the conv's own padding.
+    extra_h = (nh - 1) * m + alpha - (h + 2 * pad)
+    extra_w = (nw - 1) * m + alpha - (w + 2 * pad)
+    data_pad = te_pad(data, (0, pad, pad, 0), (0, pad + extra_h, pad + extra_w, 0),
+                      name="data_pad", attrs={"schedule_rule": "None"})
+    input_tile = te.compute(
+        (alpha, alpha, p_all, ci_),
+        lambda eps, nu, p, c: data_pad[p // (nh * nw), ((p // nw) % nh) * m + eps,
+                                       (p % nw) * m + nu, c],
+        name="input_tile", attrs={"schedule_rule": "None"})
+    r_a = te.reduce_axis((0, alpha), "r_a")
+    r_b = te.reduce_axis((0, alpha), "r_b")
+    data_pack = te.compute(
+        (alpha, alpha, p_all, ci_),
+        lambda eps, nu, p, c: te.sum(
+            input_tile[r_a, r_b, p, c] * b_mat[r_a, eps] * b_mat[r_b, nu], axis=[r_a, r_b]),
+        name="data_pack", attrs={"schedule_rule": "conv2d_nhwc_winograd_data_pack"})
+    ci = te.reduce_axis((0, ci_), name="ci")
+    bgemm = te.compute(
+        (alpha, alpha, p_all, co_),
+        lambda eps, nu, p, co: te.sum(data_pack[eps, nu, p, ci] * u[eps, nu, co, ci], axis=[ci]),
+        name="bgemm",
+        # U is a constant: the tuned schedule may re-lay it out, folded at build time.
+        attrs={"layout_free_placeholders": [u], "meta_schedule.write_cache_level": [2]})
+    r_a = te.reduce_axis((0, alpha), "r_a")
+    r_b = te.reduce_axis((0, alpha), "r_b")
+    inverse = te.compute(
+        (m, m, p_all, co_),
+        lambda vh, vw, p, co: te.sum(
+            bgemm[r_a, r_b, p, co] * a_mat[r_a, vh] * a_mat[r_b, vw], axis=[r_a, r_b]),
+        name="inverse", attrs={"schedule_rule": "conv2d_nhwc_winograd_inverse"})
+    return te.compute(
+        (n, oh, ow, co_),
+        lambda b, y, x, co: inverse[y % m, x % m, b * nh * nw + (y // m) * nw + (x // m), co],
+        name="conv2d_winograd")
+
+
+def constant_weight(bb, w) -> np.ndarray | None:
+    """The value of a conv's weight operand when it is a constant, or a ``permute_dims`` of
+    one (NHWC's ConvertLayout leaves OIHW -> OHWI as such a binding; FoldConstant only runs
+    after LegalizeOps)."""
+    from tvm.ir.expr import Constant    # tvm.relax.Constant before TVM 0.27
+    from tvm.relax import Var
+
+    from .passes import _const_np
+
+    if isinstance(w, Constant):
+        return _const_np(w)
+    if not isinstance(w, Var):
+        return None
+    bound = bb.lookup_binding(w)
+    if (bound is None or getattr(getattr(bound, "op", None), "name", None) != "relax.permute_dims"
+            or not isinstance(bound.args[0], Constant)):
+        return None
+    axes = bound.attrs["axes"]
+    v = _const_np(bound.args[0])
+    return v.transpose([int(a) for a in axes]) if axes is not None else v.transpose()
+
+
+def eligible(call, weight: np.ndarray | None) -> int | None:
+    """The padding (0 or 1) of a Relax ``conv2d`` call this rewrite takes, else None.
+    ``weight``: its OHWI weight's value (None: not a constant)."""
+    if getattr(call.op, "name", None) != "relax.nn.conv2d" or weight is None:
+        return None
+    a = call.attrs
+    if (a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI"
+            or str(a["out_layout"]) != "NHWC" or int(a["groups"]) != 1
+            or [int(v) for v in a["strides"]] != [1, 1]
+            or [int(v) for v in a["dilation"]] != [1, 1]):
+        return None
+    pad = {int(v) for v in a["padding"]}
+    if len(pad) != 1 or not pad <= {0, 1}:
+        return None
+    xs = call.args[0].ty     # struct_info before TVM 0.27
+    out_dtype = str(a["out_dtype"] or "")
+    if str(xs.dtype) != "float32" or weight.dtype != np.float32 or \
+            out_dtype not in ("", "float32"):
+        return None
+    try:
+        [int(v) for v in xs.shape.values]       # a static input shape
+    except (TypeError, AttributeError, ValueError):
+        return None
+    co, kh, kw, ci = weight.shape
+    if (kh, kw) != (3, 3) or ci < MIN_CHANNELS or co < MIN_CHANNELS:
+        return None
+    return pad.pop()
+
+
+def rewrite(mod, m: int = TILE):
+    """Every eligible NHWC conv2d -> the Winograd TE compute with U as a constant. Returns
+    (module, number of convs rewritten)."""
+    from tvm import relax
+
+    from .relax_rewrite import rewrite_calls
+
+    count = [0]
+
+    def rule(bb, call):
+        if getattr(call.op, "name", None) != "relax.nn.conv2d":
+            return None
+        weight = constant_weight(bb, call.args[1])
+        pad = eligible(call, weight)
+        if pad is None:
+            return None
+        count[0] += 1
+        return bb.call_te(winograd_nhwc, call.args[0], relax.const(transform_weight(weight, m)),
+                          pad, m, primfunc_name_hint="conv2d_winograd")
+
+    mod = rewrite_calls(mod, rule)
+    # The OIHW -> OHWI weight permutes the rewritten convs read are dead now.
+    return relax.transform.DeadCodeElimination()(mod), count[0]

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Winograd F(4x4, 3x3) for the 3x3 stride-1 convs (python -m edgebench.tune --conv2d winograd)
+# against the direct conv, per model at the same 512 trials: tune with --conv2d winograd, then
+#   1. benchmarks/tvm_databases.py: the Winograd build against the direct build of
+#      ../tvm-six-models-2026-11-25 (same machine type, same defaults otherwise), one
+#      process, interleaved rounds;
+#   2. benchmarks/tvm_profile.py: the Winograd build's kernels beside ORT's, ABBA wall times.
+# The direct databases must exist first (bash experiments/tvm-six-models-2026-11-25/run.sh).
+# Long: 15-30 min of tuning per model on 2 cores. Rerunning resumes the tuning.
+#
+#   bash experiments/tvm-winograd-2026-11-26/run.sh
+#   MODELS="vgg16" bash experiments/tvm-winograd-2026-11-26/run.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1                # the repository root
+PY=${PY:-.venv/bin/python}
+WORK=${WORK:-results/experiments/tvm-winograd-2026-11-26}        # git-ignored
+DIRECT=${DIRECT:-results/experiments/tvm-six-models-2026-11-25/tuning}
+OUT=${OUT:-$WORK/runs}
+TUNING_DIR=${TUNING_DIR:-$WORK/tuning}
+MODELS=${MODELS:-"resnet152 vgg16"}
+TRIALS=${TRIALS:-512}
+export PYTHONPATH=$PWD
+
+step() { echo "[$(date -u +%H:%M:%S)] $*"; "$@"; echo "[$(date -u +%H:%M:%S)] rc $?"; }
+
+mkdir -p "$WORK"
+grep -m1 "model name" /proc/cpuinfo > "$WORK/cpu.txt"
+grep -o -w -m1 -E "avx512f|avx2" /proc/cpuinfo | sort -u | tr '\n' ' ' >> "$WORK/cpu.txt"
+for m in $MODELS; do
+    d=$OUT/$m
+    mkdir -p "$d"
+    # --no-reuse like the direct databases it is compared with.
+    step "$PY" -m edgebench.tune --model "$m" --trials "$TRIALS" --tuning-dir "$TUNING_DIR" \
+        --conv2d winograd --no-reuse --no-progress --summary "$d/tune-$TRIALS.json" \
+        > "$d/tune-$TRIALS.log" 2>&1
+    step "$PY" benchmarks/tvm_databases.py --model "$m" --tuning-dirs "$DIRECT" "$TUNING_DIR" \
+        --json "$d/direct-vs-winograd.json" > "$d/direct-vs-winograd.txt" 2>&1
+    step "$PY" benchmarks/tvm_profile.py --model "$m" --tuning-dir "$TUNING_DIR" \
+        --json "$d/profile-$TRIALS.json" > "$d/profile-$TRIALS.txt" 2>&1
+done
+
+# The records this folder cites (the databases themselves stay under $WORK).
+HERE=experiments/tvm-winograd-2026-11-26
+cp "$WORK/cpu.txt" "$HERE/cpu.txt"
+for m in $MODELS; do
+    mkdir -p "$HERE/runs/$m"
+    for f in tune-$TRIALS.json direct-vs-winograd.json direct-vs-winograd.txt \
+             profile-$TRIALS.json profile-$TRIALS.txt; do
+        [ -f "$OUT/$m/$f" ] && cp "$OUT/$m/$f" "$HERE/runs/$m/$f"
+    done
+    t=$(find "$TUNING_DIR" -mindepth 2 -maxdepth 2 -type d -name "$m-*" 2>/dev/null | head -1)
+    [ -n "$t" ] && cp "$t/tuning.json" "$HERE/runs/$m/tuning.json"
+done
