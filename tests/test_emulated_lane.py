@@ -247,6 +247,7 @@ def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
         # MODE_50W: mean 12.21 W against an idle of 12.88 W, net -0.67 W).
         assert r["energy_mj_per_sample"] is not None and p["net"] != 0
         assert (r["energy_mj_per_sample"] > 0) == (p["net"] > 0), (r["energy_mj_per_sample"], p)
+        assert ("note" in p) == (p["net"] <= 0), p       # a non-positive net is explained
     meta = json.loads((out / "sweep" / "run.json").read_text(encoding="utf-8"))
     assert meta["power_modes"]["found"] == "0 MAXN"
     assert meta["power_modes"]["restored"]["ok"] is True

@@ -403,6 +403,23 @@ def test_latency_energy_is_net_power_times_time_per_sample():
     assert energy == pytest.approx(5.0 * per_sample_ms, rel=0.05)
 
 
+def test_net_power_at_or_below_idle_is_kept_as_measured_with_a_note():
+    """The emulated Orin's jtop served a mean 0.67 W under the idle it had measured
+    (2026-11-26): the record keeps the negative net and energy, and says why."""
+    from edgebench.telemetry.monitor import NET_AT_OR_BELOW_IDLE
+
+    mon = _powered_monitor(watts=9.5, idle=10.0)
+    p = FakePredictor(cost_s=0.003)
+    measure.latency(p, FakeData(), _prof({"min_count": 10, "min_s": 0.03}), mon)
+    power, reason, energy = mon.power_summary()
+    assert power["net"] == pytest.approx(-0.5) and energy < 0 and reason is None
+    assert power["note"] == NET_AT_OR_BELOW_IDLE
+    mon = _powered_monitor(watts=10.5, idle=10.0)
+    measure.latency(p, FakeData(), _prof({"min_count": 10, "min_s": 0.03}), mon)
+    power, _, energy = mon.power_summary()
+    assert energy > 0 and "note" not in power
+
+
 def test_no_sensor_leaves_every_energy_figure_null():
     p = FakePredictor(cost_s=0.001)
     mon = null_monitor()

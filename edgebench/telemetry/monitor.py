@@ -48,6 +48,12 @@ def tree_rss_mb(proc: psutil.Process) -> float:
     return total / 2**20
 
 
+NET_AT_OR_BELOW_IDLE = ("mean power at or below the idle measured before the task: the load "
+                        "drew no power above idle that this source resolved (samples older "
+                        "than the window, or a load below the sensor's noise); net power and "
+                        "energy per sample are as measured")
+
+
 @dataclasses.dataclass
 class WindowSummary:
     t0: float
@@ -332,6 +338,9 @@ class Monitor:
                  "caveat": getattr(self.power, "caveat", "") if self.power else ""}
         if p.get("check") is not None:
             power["check"] = self._check_figures(p["mean"], p["check"])
+        if p["net"] is not None and p["net"] <= 0:
+            # Kept as measured (never clamped): the reader is told why it is not positive.
+            power["note"] = NET_AT_OR_BELOW_IDLE
         reason = None if self.idle_w is not None else "idle power not measured: energy not net of idle"
         return power, reason, sig(p["energy_mj_per_sample"])
 
