@@ -49,6 +49,21 @@ def transform_weight(w_ohwi: np.ndarray, m: int = TILE) -> np.ndarray:
     return np.einsum("ek,okwi,nw->enoi", g, w_ohwi.astype(np.float64), g).astype(np.float32)
 
 
+def _transform(src, mat, size: int, name: str, rule: str):
+    """out[i, j, p, c] = sum_a,b src[a, b, p, c] mat[a, i] mat[b, j]: the input transform
+    (B) and the output transform (A) alike. ``rule`` names TVM's CPU schedule rule for it."""
+    from tvm import te
+
+    alpha = int(src.shape[0])
+    r_a = te.reduce_axis((0, alpha), "r_a")
+    r_b = te.reduce_axis((0, alpha), "r_b")
+    return te.compute(
+        (size, size, src.shape[2], src.shape[3]),
+        lambda i, j, p, c: te.sum(src[r_a, r_b, p, c] * mat[r_a, i] * mat[r_b, j],
+                                  axis=[r_a, r_b]),
+        name=name, attrs={"schedule_rule": rule})
+
+
 def winograd_nhwc(data, u, pad: int, m: int = TILE):
     """TE: NHWC input (N, H, W, CI) and transformed weights U (alpha, alpha, CO, CI) ->
     (N, H', W', CO), H' = H + 2 pad - 2."""
@@ -73,13 +88,8 @@ def winograd_nhwc(data, u, pad: int, m: int = TILE):
         lambda eps, nu, p, c: data_pad[p // (nh * nw), ((p // nw) % nh) * m + eps,
                                        (p % nw) * m + nu, c],
         name="input_tile", attrs={"schedule_rule": "None"})
-    r_a = te.reduce_axis((0, alpha), "r_a")
-    r_b = te.reduce_axis((0, alpha), "r_b")
-    data_pack = te.compute(
-        (alpha, alpha, p_all, ci_),
-        lambda eps, nu, p, c: te.sum(
-            input_tile[r_a, r_b, p, c] * b_mat[r_a, eps] * b_mat[r_b, nu], axis=[r_a, r_b]),
-        name="data_pack", attrs={"schedule_rule": "conv2d_nhwc_winograd_data_pack"})
+    data_pack = _transform(input_tile, b_mat, alpha, "data_pack",
+                           "conv2d_nhwc_winograd_data_pack")
     ci = te.reduce_axis((0, ci_), name="ci")
     bgemm = te.compute(
         (alpha, alpha, p_all, co_),
@@ -87,13 +97,7 @@ def winograd_nhwc(data, u, pad: int, m: int = TILE):
         name="bgemm",
         # U is a constant: the tuned schedule may re-lay it out, folded at build time.
         attrs={"layout_free_placeholders": [u], "meta_schedule.write_cache_level": [2]})
-    r_a = te.reduce_axis((0, alpha), "r_a")
-    r_b = te.reduce_axis((0, alpha), "r_b")
-    inverse = te.compute(
-        (m, m, p_all, co_),
-        lambda vh, vw, p, co: te.sum(
-            bgemm[r_a, r_b, p, co] * a_mat[r_a, vh] * a_mat[r_b, vw], axis=[r_a, r_b]),
-        name="inverse", attrs={"schedule_rule": "conv2d_nhwc_winograd_inverse"})
+    inverse = _transform(bgemm, a_mat, m, "inverse", "conv2d_nhwc_winograd_inverse")
     return te.compute(
         (n, oh, ow, co_),
         lambda b, y, x, co: inverse[y % m, x % m, b * nh * nw + (y // m) * nw + (x // m), co],
