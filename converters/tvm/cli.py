@@ -82,8 +82,8 @@ conv2d algorithm (--conv2d; default: the database's, else direct):
   winograd rewrites every 3x3 stride-1 conv with 16+ channels into F(4x4,3x3) Winograd
   (NHWC only): a quarter of the multiplies, a weight four times larger, about twice the
   tuning time. At 512 trials on a 2-core AVX2 CPU: vgg16 0.63x the direct build's p50
-  (0.93x ONNX Runtime's), squeezenet1_1 0.98x, resnet152 1.01x (docs/tvm.md, "Winograd"). tuning.json records
-  the choice, and builds from that database follow it.
+  (0.93x ONNX Runtime's), squeezenet1_1 0.98x, resnet152 1.01x (docs/tvm.md,
+  "Winograd"). tuning.json records the choice, and builds from that database follow it.
 
 remote measurement:
   --rpc-tracker HOST:PORT --rpc-key KEY builds candidates here and measures them on the
