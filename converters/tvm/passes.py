@@ -169,7 +169,7 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct"):
         if fast_math.applies_to(target):
             mod = fast_math.rewrite(mod)
         if conv2d == "winograd":
-            mod, _ = winograd.rewrite(mod)
+            mod = winograd.rewrite(mod)
         return tvm.transform.Sequential([
             relax.transform.LegalizeOps(),
             relax.transform.AnnotateTIROpPattern(),

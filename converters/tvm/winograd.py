@@ -126,10 +126,11 @@ def constant_weight(bb, w) -> np.ndarray | None:
     return v.transpose([int(a) for a in axes]) if axes is not None else v.transpose()
 
 
-def eligible(call, weight: np.ndarray | None) -> int | None:
-    """The padding (0 or 1) of a Relax ``conv2d`` call this rewrite takes, else None.
-    ``weight``: its OHWI weight's value (None: not a constant)."""
-    if getattr(call.op, "name", None) != "relax.nn.conv2d" or weight is None:
+def eligible(call) -> int | None:
+    """The padding (0 or 1) of a Relax ``conv2d`` call this rewrite takes, else None. Only
+    the call's attributes and types are read: the weight's value is fetched (a numpy copy)
+    for the convs that pass."""
+    if getattr(call.op, "name", None) != "relax.nn.conv2d":
         return None
     a = call.attrs
     if (a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI"
@@ -140,41 +141,37 @@ def eligible(call, weight: np.ndarray | None) -> int | None:
     pad = {int(v) for v in a["padding"]}
     if len(pad) != 1 or not pad <= {0, 1}:
         return None
-    xs = call.args[0].ty     # struct_info before TVM 0.27
-    out_dtype = str(a["out_dtype"] or "")
-    if str(xs.dtype) != "float32" or weight.dtype != np.float32 or \
-            out_dtype not in ("", "float32"):
+    xt, wt = call.args[0].ty, call.args[1].ty     # struct_info before TVM 0.27
+    if str(xt.dtype) != "float32" or str(wt.dtype) != "float32" or \
+            str(a["out_dtype"] or "") not in ("", "float32"):
         return None
     try:
-        [int(v) for v in xs.shape.values]       # a static input shape
+        [int(v) for v in xt.shape.values]                 # a static input shape
+        co, kh, kw, ci = (int(v) for v in wt.shape.values)
     except (TypeError, AttributeError, ValueError):
         return None
-    co, kh, kw, ci = weight.shape
     if (kh, kw) != (3, 3) or ci < MIN_CHANNELS or co < MIN_CHANNELS:
         return None
     return pad.pop()
 
 
 def rewrite(mod, m: int = TILE):
-    """Every eligible NHWC conv2d -> the Winograd TE compute with U as a constant. Returns
-    (module, number of convs rewritten)."""
+    """Every eligible NHWC conv2d with constant weights -> the Winograd TE compute with U as
+    a constant."""
     from tvm import relax
 
     from .relax_rewrite import rewrite_calls
 
-    count = [0]
-
     def rule(bb, call):
-        if getattr(call.op, "name", None) != "relax.nn.conv2d":
-            return None
-        weight = constant_weight(bb, call.args[1])
-        pad = eligible(call, weight)
+        pad = eligible(call)
         if pad is None:
             return None
-        count[0] += 1
+        weight = constant_weight(bb, call.args[1])
+        if weight is None:
+            return None
         return bb.call_te(winograd_nhwc, call.args[0], relax.const(transform_weight(weight, m)),
                           pad, m, primfunc_name_hint="conv2d_winograd")
 
     mod = rewrite_calls(mod, rule)
     # The OIHW -> OHWI weight permutes the rewritten convs read are dead now.
-    return relax.transform.DeadCodeElimination()(mod), count[0]
+    return relax.transform.DeadCodeElimination()(mod)

@@ -1,5 +1,7 @@
-"""Is a kernel's in-network slowdown its inputs' cold caches? Build chosen tasks of a tuned
-model from its database, alone, and time each with warm caches (time_evaluator's repeated
+"""Is a kernel's in-network slowdown its inputs' cold caches? Take chosen kernels of a tuned
+model exactly as its network calls them (the suite's ``build.apply_database``: the tuned
+schedule, its weight re-layout split off and folded into the constant, the kernel named
+``<task>_prepacked``), build each alone, and time it with warm caches (time_evaluator's repeated
 calls, as MetaSchedule's runner measures) and with the CPU caches flushed before every call
 (``cache_flush_cpu_non_first_arg``: the weights and other inputs start in memory, as in a
 network that streamed 200 MB of other weights since the last call), in alternating rounds.
@@ -34,7 +36,7 @@ def main() -> int:
     import tvm
     from tvm.s_tir import meta_schedule as ms
 
-    from converters.tvm import database, importer, passes, targets
+    from converters.tvm import build, database, importer, passes, targets
     from edgebench.models import make_spec, resolve_weights
 
     target, _ = targets.resolve_target(None)
@@ -45,18 +47,19 @@ def main() -> int:
     mod, _, _ = importer.import_model(spec.build(), (1, *spec.input_size))
     lowered = passes.lower_for_tuning(mod, target, passes.layout_for(target, db_dir),
                                       passes.conv2d_for(db_dir))
-    tasks = {t.task_name: t for t in passes.extract_tasks(lowered, target)}
-    db = ms.database.JSONDatabase(work_dir=str(db_dir))
+    applied = build.apply_database(lowered, target, db_dir)
+    funcs = {gv.name_hint: f for gv, f in applied.functions_items()}
     dev = tvm.cpu()
     built = {}
     for name in args.tasks:
-        f = tasks[name].dispatched[0]
-        sch = db.query_schedule(f, target, workload_name="main")
-        lib = tvm.compile(sch.mod, target=target)
+        # The network's own kernel: the weight arrives already re-laid out (no preproc).
+        f = funcs.get(name + "_prepacked") or funcs[name]
+        lib = tvm.compile(tvm.IRModule({"main": f.with_attr("global_symbol", "main")}),
+                          target=target)
         rng = np.random.default_rng(0)
         tensors = [tvm.runtime.tensor(rng.standard_normal([int(s) for s in a.shape])
                                       .astype(str(a.dtype)), dev)
-                   for a in ms.arg_info.ArgInfo.from_prim_func(f["main"])]
+                   for a in ms.arg_info.ArgInfo.from_prim_func(f)]
         built[name] = (lib, tensors)
     out = {"model": spec.name, "database": str(db_dir), "threads": threads["threads"],
            "rounds": args.rounds, "tasks": {}}
