@@ -217,6 +217,35 @@ def test_detect_here_returns_none_and_says_why(monkeypatch):
     assert reason.index("ina3221-sysfs") < reason.index("jtop") < reason.index("rapl")
 
 
+def test_the_jtop_source_starts_no_probe_where_no_service_listens():
+    """jtop() starts a thread of subprocess probes (dpkg -l, gcc, ldconfig) before connecting;
+    every cell tries this source, and on a machine without the service such a probe, still
+    running at the cell's memory baseline, put a forked child's RSS into it (CI 2026-11-26:
+    baseline 886.6 MB, peak 485.1 MB). Without the socket, nothing may be started."""
+    import sys
+    import threading
+    import time
+
+    pytest.importorskip("jtop")
+    from edgebench.telemetry.jtop_source import JtopSource, _service_socket
+
+    if Path(_service_socket()).exists():
+        pytest.skip(f"{_service_socket()} exists: a jtop service listens on this machine")
+    started: list[str] = []
+    watching = [True]
+    # Audit hooks cannot be removed: this one stops recording when the test ends.
+    sys.addaudithook(lambda ev, args: started.append(str(args[0]))
+                     if watching[0] and ev in ("subprocess.Popen", "os.fork") else None)
+    threads = set(threading.enumerate())
+    try:
+        with pytest.raises(RuntimeError, match="jtop.sock does not exist"):
+            JtopSource()
+        time.sleep(0.5)          # the probe thread's first subprocess comes within ~0.1 s
+    finally:
+        watching[0] = False
+    assert started == [] and set(threading.enumerate()) <= threads
+
+
 def test_detect_env_switches(monkeypatch):
     monkeypatch.setenv("EDGEBENCH_POWER_SOURCE", "none")
     assert sources.detect() == (None, "power sampling turned off (EDGEBENCH_POWER_SOURCE=none)")

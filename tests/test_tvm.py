@@ -361,3 +361,56 @@ def test_short_profiles_skip_untuned_tvm_with_the_tuning_command(tmp_path, profi
     assert not conv.check_model(MODEL, SIZE, opts).ok
     assert conv.check_model(MODEL, SIZE, {**opts, "tvm_untuned": True}).ok
     assert conv.check_model(MODEL, SIZE, {**opts, "profile": "paper"}).ok
+
+
+# ----------------------------------------------------------------------------- intrinsics
+
+def test_memoized_getmodule_answers_as_inspect_does(tmp_path, monkeypatch):
+    """intrinsics.memoized_getmodule (the fix for a 58-105 s import of
+    tvm.s_tir.tensor_intrin) caches inspect.getmodule by file name for frames: on a real
+    import stack, frozen importlib frames included, it answers what CPython's scan answers,
+    and inspect.getmodule is restored afterwards."""
+    import importlib
+    import inspect
+    import json as json_module
+
+    from converters.tvm.intrinsics import memoized_getmodule
+
+    (tmp_path / "stack_probe_mod.py").write_text(
+        "import inspect\nFRAMES = [f.frame for f in inspect.stack(0)]\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    frames = importlib.import_module("stack_probe_mod").FRAMES
+    assert any(f.f_code.co_filename.startswith("<frozen") for f in frames)
+
+    def answers():
+        # (file, function) of each frame: the live ones' line numbers move on.
+        return [(inspect.getmodule(f, f.f_code.co_filename), inspect.getframeinfo(f)[0:3:2])
+                for f in frames] + [inspect.getmodule(json_module.dumps)]
+    expected = answers()
+    original = inspect.getmodule
+    with memoized_getmodule():
+        assert inspect.getmodule is not original
+        assert answers() == expected and answers() == expected     # filled, then from the cache
+    assert inspect.getmodule is original
+
+
+@pytest.mark.slow  # 7 and 14 s on the 2-core AVX2 VM, beside a tuning test (2026-11-26)
+@pytest.mark.parametrize("kind, done, cuda_registered", [("llvm", "cpu", False),
+                                                          ("cuda", "full", True)])
+def test_tensor_intrinsics_are_registered_for_the_target(kind, done, cuda_registered):
+    """Before a TuneContext: an LLVM target gets the x86/Arm intrinsics only, any other all
+    of them (the package's own __init__, with getmodule memoized); once per process."""
+    code = f"""
+import json, tvm
+from tvm.s_tir import TensorIntrin
+from converters.tvm import intrinsics
+target = tvm.target.Target({"'llvm'" if kind == "llvm" else "{'kind': 'cuda', 'arch': 'sm_90'}"})
+first = intrinsics.register_for(target)
+print(json.dumps([first, intrinsics.register_for(target),
+    TensorIntrin.get("dot_16x4_vnni", allow_missing=True) is not None,
+    TensorIntrin.get("mma_ldmatrix_f16_a", allow_missing=True) is not None]))
+"""
+    p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == [done, "already", True, cuda_registered]

@@ -242,7 +242,7 @@ def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path)
     this model's candidates is measured: its predictions stop being random draws."""
     from tvm.s_tir import meta_schedule as ms
 
-    from converters.tvm import database, targets, transfer
+    from converters.tvm import database, intrinsics, targets, transfer
 
     db = _db_dir(tuned_dir["root"])
     target, _ = targets.resolve_target("host")
@@ -266,6 +266,7 @@ def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path)
         [], [{"database": str(other), "layout": "NHWC", "design_space": "wide-vector"}])
 
     recs = ms.database.JSONDatabase(work_dir=str(db)).get_all_tuning_records()
+    intrinsics.register_for(target)
     ctx = ms.TuneContext(mod=recs[0].workload.mod, target=target, task_name="t")
     first = database.task_hash(recs[0].workload.mod)
     cands = [r.as_measure_candidate() for r in recs

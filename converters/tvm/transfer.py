@@ -21,7 +21,7 @@ from pathlib import Path
 
 from edgebench.util import first_line
 
-from . import database
+from . import database, intrinsics
 
 log = logging.getLogger("edgebench.tvm.tune")
 
@@ -118,6 +118,7 @@ def transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) ->
     from tvm.s_tir import meta_schedule as ms
 
     t0 = time.perf_counter()
+    intrinsics.register_for(target)      # TuneContext imports them: seconds, not minutes
     n = workloads = 0
     used = []
     for d in db_dirs:

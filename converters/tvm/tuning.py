@@ -36,7 +36,7 @@ from typing import Callable, Optional
 
 from edgebench.util import physical_cores
 
-from . import database, design_space, passes, runner, scheduler, targets, transfer
+from . import database, design_space, intrinsics, passes, runner, scheduler, targets, transfer
 from .errors import TvmError
 from .importer import import_model
 
@@ -67,36 +67,6 @@ class TuneConfig:
     verbose: bool = False               # MetaSchedule's own console log
 
 
-def _light_tensor_intrin(target) -> bool:
-    """Register only the CPU tensor intrinsics (about 1 s) instead of all of them.
-
-    ``TuneContext`` imports ``tvm.s_tir.tensor_intrin``, whose ``__init__`` registers every
-    tensor intrinsic, the CUDA ones included: about 20 s here, paid by every tuning run. For
-    an LLVM target only the x86/Arm ones can be used, so the package is entered without its
-    ``__init__`` and those two modules are imported; other submodules stay importable."""
-    import importlib
-    import importlib.util
-
-    name = "tvm.s_tir.tensor_intrin"
-    if target.kind.name != "llvm" or name in sys.modules:
-        return False
-    import tvm.s_tir
-
-    spec = importlib.util.find_spec(name)
-    pkg = importlib.util.module_from_spec(spec)
-    sys.modules[name] = pkg
-    tvm.s_tir.tensor_intrin = pkg
-    try:
-        for sub in ("x86", "arm_cpu"):
-            importlib.import_module(f"{name}.{sub}")
-    except Exception:  # noqa: BLE001 - fall back to the full registration
-        sys.modules.pop(name, None)
-        for k in [k for k in sys.modules if k.startswith(name + ".")]:
-            sys.modules.pop(k, None)
-        importlib.import_module(name)
-    return True
-
-
 def _tune_contexts(tasks, db_dir, target, layout: str, cfg: TuneConfig):
     """One TuneContext per task (as ``extracted_tasks_to_tune_contexts``, same seeds and
     logs), each with its own design space (``design_space.space_for``). Returns the
@@ -108,6 +78,7 @@ def _tune_contexts(tasks, db_dir, target, layout: str, cfg: TuneConfig):
     if cfg.design_space not in design_space.CHOICES:
         raise ValueError(f"design_space must be one of {', '.join(design_space.CHOICES)} "
                          f"(got '{cfg.design_space}')")
+    intrinsics.register_for(target)      # before the first TuneContext: seconds, not minutes
     contexts, weights, spaces = [], [], {}
     loggers = get_loggers_from_work_dir(str(db_dir), [t.task_name for t in tasks])
     for task, logger, seed in zip(tasks, loggers, fork_seed(cfg.seed, n=len(tasks))):
@@ -189,7 +160,6 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     loop = None
     if remaining > 0:
         t_setup = time.perf_counter()
-        _light_tensor_intrin(target)
         contexts, weights, spaces = _tune_contexts(tasks, db_dir, target, layout, cfg)
         info["design_space"] = spaces
         db = ms.database.JSONDatabase(work_dir=str(db_dir))

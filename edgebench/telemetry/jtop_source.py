@@ -14,7 +14,21 @@ source returns the last value again.
 """
 from __future__ import annotations
 
+import os
+
 from .power import PowerSource
+
+# jtop's library probes take about 0.3 s on an x86 VM, more under QEMU; the wait is bounded.
+PROBE_WAIT_S = 30.0
+
+
+def _service_socket() -> str:
+    """Where jtop.service listens (jetson-stats' own constant; the same path in 4.x and 7.x)."""
+    try:
+        from jtop.service import JTOP_PIPE
+    except Exception:  # noqa: BLE001 - a layout without that module: the documented path
+        return "/run/jtop.sock"
+    return JTOP_PIPE
 
 
 def power_from_jtop(power: dict) -> tuple[dict[str, float], str]:
@@ -45,8 +59,23 @@ class JtopSource(PowerSource):
     def __init__(self, interval_s: float = 0.5):
         from jtop import jtop  # jetson-stats; raises ImportError where absent
 
+        # jtop() starts a thread that probes the board's libraries with subprocesses (dpkg -l,
+        # gcc, ldconfig, nvcc; jetson-stats 7.x jtop.py ``_load_jetson_libraries``) before it
+        # even connects. Where no service listens, skip it: every cell tries this source, and
+        # a probe still running when the cell took its memory baseline counted a forked
+        # child's RSS into it (CI, 2026-11-26: baseline 886.6 MB, peak 485.1 MB).
+        pipe = _service_socket()
+        if not os.path.exists(pipe):
+            raise RuntimeError(f"no jtop service here ({pipe} does not exist; on a Jetson: "
+                               "sudo systemctl start jtop.service)")
         self._j = jtop(interval=interval_s)
-        self._j.start()  # JtopException with the service's own message when it is not running
+        try:
+            self._j.start()  # JtopException with the service's own message when not running
+        finally:
+            # Where it does, its probes end before the cell measures anything.
+            probe = getattr(self._j, "_thread_libraries", None)
+            if probe is not None:
+                probe.join(timeout=PROBE_WAIT_S)
         try:
             _, self.caveat = power_from_jtop(self._j.power)
         except Exception:
