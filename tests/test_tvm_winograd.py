@@ -29,12 +29,12 @@ def _net():
         n.AdaptiveAvgPool2d(1), n.Flatten()).eval()
 
 
-def _lowered(conv2d: str, shape=(1, 3, 13, 11)):
+def _lowered(conv2d: str, shape=(1, 3, 13, 11), min_output: int = 0):
     from converters.tvm import importer, passes, targets
 
     target = tvm.target.Target(targets.host_target_dict())
     mod, _, _ = importer.import_model(_net(), shape)
-    return passes.lower_for_tuning(mod, target, "NHWC", conv2d), target
+    return passes.lower_for_tuning(mod, target, "NHWC", conv2d, min_output), target
 
 
 def _kernels(mod) -> list[str]:
@@ -68,7 +68,7 @@ def test_transform_weight_matches_its_2d_definition():
                                    rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.slow   # 5.3 s on 2 cores: a whole lowering
+@pytest.mark.slow   # 5.3 s on 2 cores per lowering (three)
 def test_rewrite_takes_only_3x3_stride_1_convs_with_enough_channels():
     wino, _ = _lowered("winograd")
     taken = [k for k in _kernels(wino) if "winograd" in k]
@@ -78,6 +78,10 @@ def test_rewrite_takes_only_3x3_stride_1_convs_with_enough_channels():
     # The input conv (3 channels), the stride-2 conv and the 1x1 conv stay direct.
     kept = [k for k in _kernels(wino) if k.startswith("fused_conv2d") and "winograd" not in k]
     assert len(kept) == 3, _kernels(wino)
+    # The size rule: the padded conv's output is 13x11, the unpadded one's 11x9.
+    for min_output, n in ((10, 1), (12, 0)):
+        wino, _ = _lowered("winograd", min_output=min_output)
+        assert sum("winograd" in k for k in _kernels(wino)) == n, (min_output, _kernels(wino))
 
 
 def test_winograd_needs_nhwc():

@@ -17,12 +17,18 @@ from .errors import TvmError
 def apply_database(mod, target, db_dir: str | None):
     """Apply the best records of the tuning database in ``db_dir`` (if any) and fold the
     weight-layout rewrites the tuned schedules introduced into the constants."""
-    from tvm import relax
     from tvm.s_tir import meta_schedule as ms
 
     if not db_dir or not database.database_exists(db_dir):
         return mod
-    db = ms.database.JSONDatabase(work_dir=str(db_dir), allow_missing=False)
+    return apply_records(mod, target, ms.database.JSONDatabase(work_dir=str(db_dir),
+                                                               allow_missing=False))
+
+
+def apply_records(mod, target, db):
+    """``apply_database`` on a MetaSchedule database object (e.g. a union of databases)."""
+    from tvm import relax
+
     with target, db:
         mod = relax.transform.MetaScheduleApplyDatabase(enable_warning=False)(mod)
         mod = relax.transform.SplitLayoutRewritePreproc()(mod)

@@ -134,12 +134,13 @@ def clip_as_min_max(mod):
     return rewrite_calls(mod, rule)
 
 
-def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct"):
+def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
+                     winograd_min_output: int = 0):
     """Relax module -> fused Relax + TIR module whose PrimFuncs are the tuning workloads.
 
     ``layout``: the conv2d data layout TVM computes in (the model's input stays NCHW).
     ``conv2d``: ``direct``, or ``winograd`` for the 3x3 stride-1 convs (NHWC only;
-    winograd.py)."""
+    winograd.py), those with an output of at least ``winograd_min_output`` pixels a side."""
     import tvm
     from tvm import relax
 
@@ -169,7 +170,7 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct"):
         if fast_math.applies_to(target):
             mod = fast_math.rewrite(mod)
         if conv2d == "winograd":
-            mod = winograd.rewrite(mod)
+            mod = winograd.rewrite(mod, min_output=winograd_min_output)
         return tvm.transform.Sequential([
             relax.transform.LegalizeOps(),
             relax.transform.AnnotateTIROpPattern(),

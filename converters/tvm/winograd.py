@@ -126,10 +126,11 @@ def constant_weight(bb, w) -> np.ndarray | None:
     return v.transpose([int(a) for a in axes]) if axes is not None else v.transpose()
 
 
-def eligible(call) -> int | None:
+def eligible(call, min_output: int = 0) -> int | None:
     """The padding (0 or 1) of a Relax ``conv2d`` call this rewrite takes, else None. Only
     the call's attributes and types are read: the weight's value is fetched (a numpy copy)
-    for the convs that pass."""
+    for the convs that pass. ``min_output``: take only convs whose output is at least that
+    many pixels in height and width (0: any)."""
     if getattr(call.op, "name", None) != "relax.nn.conv2d":
         return None
     a = call.attrs
@@ -146,24 +147,27 @@ def eligible(call) -> int | None:
             str(a["out_dtype"] or "") not in ("", "float32"):
         return None
     try:
-        [int(v) for v in xt.shape.values]                 # a static input shape
+        _, h, w, _ = (int(v) for v in xt.shape.values)    # a static input shape
         co, kh, kw, ci = (int(v) for v in wt.shape.values)
     except (TypeError, AttributeError, ValueError):
         return None
     if (kh, kw) != (3, 3) or ci < MIN_CHANNELS or co < MIN_CHANNELS:
         return None
-    return pad.pop()
+    pad = pad.pop()
+    if min(h, w) + 2 * pad - 2 < min_output:          # stride 1: out = in + 2 pad - 2
+        return None
+    return pad
 
 
-def rewrite(mod, m: int = TILE):
-    """Every eligible NHWC conv2d with constant weights -> the Winograd TE compute with U as
-    a constant."""
+def rewrite(mod, m: int = TILE, min_output: int = 0):
+    """Every eligible NHWC conv2d with constant weights (``eligible``'s ``min_output``) ->
+    the Winograd TE compute with U as a constant."""
     from tvm import relax
 
     from .relax_rewrite import rewrite_calls
 
     def rule(bb, call):
-        pad = eligible(call)
+        pad = eligible(call, min_output)
         if pad is None:
             return None
         weight = constant_weight(bb, call.args[1])

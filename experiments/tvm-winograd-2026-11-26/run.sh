@@ -4,7 +4,8 @@
 #   1. benchmarks/tvm_databases.py: the Winograd build against the direct build of
 #      ../tvm-six-models-2026-11-25 (same machine type, same defaults otherwise), one
 #      process, interleaved rounds;
-#   2. benchmarks/tvm_profile.py: the Winograd build's kernels beside ORT's, ABBA wall times.
+#   2. benchmarks/tvm_profile.py: the Winograd build's kernels beside ORT's, ABBA wall times;
+#   3. size_rule.py: Winograd only for convs whose output is >= 28 (56) a side, as networks.
 # The direct databases must exist first (bash experiments/tvm-six-models-2026-11-25/run.sh).
 # Long: 15-30 min of tuning per model on 2 cores. Rerunning resumes the tuning.
 #
@@ -37,6 +38,12 @@ for m in $MODELS; do
         --json "$d/direct-vs-winograd.json" > "$d/direct-vs-winograd.txt" 2>&1
     step "$PY" benchmarks/tvm_profile.py --model "$m" --tuning-dir "$TUNING_DIR" \
         --json "$d/profile-$TRIALS.json" > "$d/profile-$TRIALS.txt" 2>&1
+    # 3. the size rule: Winograd only where the output is >= N a side (no tuning: the two
+    #    databases' records; size_rule.py)
+    # shellcheck disable=SC2086 # RULES is a list of sizes
+    step "$PY" "experiments/tvm-winograd-2026-11-26/size_rule.py" --model "$m" \
+        --direct "$DIRECT" --winograd "$TUNING_DIR" --rules ${RULES:-28 56} \
+        --json "$d/size-rule.json" > "$d/size-rule.txt" 2>&1
 done
 
 # The records this folder cites (the databases themselves stay under $WORK).
@@ -45,7 +52,7 @@ cp "$WORK/cpu.txt" "$HERE/cpu.txt"
 for m in $MODELS; do
     mkdir -p "$HERE/runs/$m"
     for f in tune-$TRIALS.json direct-vs-winograd.json direct-vs-winograd.txt \
-             profile-$TRIALS.json profile-$TRIALS.txt; do
+             profile-$TRIALS.json profile-$TRIALS.txt size-rule.json size-rule.txt; do
         [ -f "$OUT/$m/$f" ] && cp "$OUT/$m/$f" "$HERE/runs/$m/$f"
     done
     t=$(find "$TUNING_DIR" -mindepth 2 -maxdepth 2 -type d -name "$m-*" 2>/dev/null | head -1)

@@ -1,0 +1,64 @@
+"""What the TVM study scripts start from: a model and its tuning database on this machine's
+host target, lowered the way the database was tuned, and a kernel built alone.
+
+Used by the experiment scripts that look inside a tuned network
+(experiments/tvm-kernel-vs-network-2026-11-26/, experiments/tvm-winograd-2026-11-26/)."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+
+@dataclasses.dataclass
+class TunedModel:
+    target: Any
+    threads: dict
+    spec: Any
+    weights_note: str
+    db_dir: Path
+    mod: Any            # the imported Relax module, batch 1
+    lowered: Any        # lowered in the database's layout and conv2d choice
+
+    def header(self) -> dict:
+        """The fields every record of these scripts starts with."""
+        from converters.tvm import targets
+
+        return {"model": self.spec.name, "weights": self.spec.weights,
+                "weights_note": self.weights_note, "database": str(self.db_dir),
+                "target": targets.target_dict(self.target), "tvm_threads": self.threads,
+                **targets.tvm_versions()}
+
+
+def load(model: str, tuning_dir: str, need_database: bool = True) -> TunedModel:
+    """``model`` (auto weights) and its database in ``tuning_dir`` for the host target."""
+    from converters.tvm import database, importer, passes, targets
+    from edgebench.models import make_spec, resolve_weights
+
+    target, _ = targets.resolve_target("host")
+    threads = targets.configure_threads(target)
+    weights, note = resolve_weights(model, "auto", 0)
+    spec = make_spec(model, weights)
+    db_dir = database.db_dir_for(tuning_dir, target, spec.name, spec.input_size)
+    if need_database and not database.database_exists(db_dir):
+        raise SystemExit(f"no database for {spec.name} on this target in {tuning_dir} "
+                         f"(looked in {db_dir})")
+    mod, _, _ = importer.import_model(spec.build(), (1, *spec.input_size))
+    lowered = passes.lower_for_tuning(mod, target, passes.layout_for(target, db_dir),
+                                      passes.conv2d_for(db_dir))
+    return TunedModel(target, threads, spec, note, Path(db_dir), mod, lowered)
+
+
+def kernel_alone(func, target, seed: int = 0):
+    """A PrimFunc built as a module of its own, with random arguments: (library, tensors)."""
+    import numpy as np
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+
+    lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}),
+                      target=target)
+    rng = np.random.default_rng(seed)
+    tensors = [tvm.runtime.tensor(rng.standard_normal([int(s) for s in a.shape])
+                                  .astype(str(a.dtype)), tvm.cpu())
+               for a in ms.arg_info.ArgInfo.from_prim_func(func)]
+    return lib, tensors
