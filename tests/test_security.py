@@ -27,6 +27,7 @@ class _Payload:
         return (Path.touch, (Path(self.marker),))
 
 
+@pytest.mark.slow  # 9.3 s on the 2-core AVX2 VM (2026-11-26): a whole edgebench.full run
 def test_a_checkpoint_carrying_code_is_refused_and_the_code_never_runs(tmp_path):
     import torch
 

@@ -278,6 +278,7 @@ def test_unbuildable_model_reports_compiler_message(tmp_path):
     (["--trials", "-1"], "--trials"),
     (["--input-size", "224"], "3x224x224"),
     (["--trials", "0"], "nothing to do"),
+    (["--rerank", "1"], "at least 2 records"),
     (["--batch-sizes", "1,2"], "only applies to --export"),
     (["--target", "jetson-agx-orin", "--trials", "8"], "--rpc-tracker"),
     (["--transfer-from", "/no/such/dir"], "no such directory"),

@@ -15,14 +15,19 @@ from .errors import TvmError
 
 
 def apply_database(mod, target, db_dir: str | None):
-    """Apply the best records of the tuning database in ``db_dir`` (if any) and fold the
-    weight-layout rewrites the tuned schedules introduced into the constants."""
+    """Apply the best records of the tuning database in ``db_dir`` (if any; its re-ranked
+    records first, rerank.py) and fold the weight-layout rewrites the tuned schedules
+    introduced into the constants."""
     from tvm.s_tir import meta_schedule as ms
 
     if not db_dir or not database.database_exists(db_dir):
         return mod
-    return apply_records(mod, target, ms.database.JSONDatabase(work_dir=str(db_dir),
-                                                               allow_missing=False))
+    db = ms.database.JSONDatabase(work_dir=str(db_dir), allow_missing=False)
+    reranked = database.reranked_dir(db_dir)
+    if database.database_exists(reranked):     # rerank.py: re-measured bests come first
+        db = ms.database.OrderedUnionDatabase(
+            ms.database.JSONDatabase(work_dir=str(reranked), allow_missing=False), db)
+    return apply_records(mod, target, db)
 
 
 def apply_records(mod, target, db):

@@ -85,6 +85,16 @@ conv2d algorithm (--conv2d; default: the database's, else direct):
   (0.93x ONNX Runtime's), squeezenet1_1 0.98x, resnet152 1.01x (docs/tvm.md,
   "Winograd"). tuning.json records the choice, and builds from that database follow it.
 
+re-ranking (--rerank [K]; off unless asked for):
+  A task's best record is the minimum over all its candidates of one ~50 ms measurement; on a
+  CPU whose speed drifts, that minimum goes to a candidate measured at a fast moment. --rerank
+  builds each task's K best records again, runs them 3 times each in round robin, and writes
+  the fastest by median to <database>/reranked/ (rerank.json says what was measured), which
+  builds apply first; the original records stay. With --trials 0 it re-ranks an existing
+  database. ResNet-152's 14x14 conv after 128 more trials: its best re-ran at 1.88x its
+  stored time, its 4th record at 1.00x; --rerank 8 then made the network 0.835x. On the
+  512-trial database alone it changed nothing (1.009x): docs/tvm.md, "Re-ranking".
+
 remote measurement:
   --rpc-tracker HOST:PORT --rpc-key KEY builds candidates here and measures them on the
   device registered with that key, e.g. on the Orin:
@@ -168,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto (default): on CPUs, channels-last convs and matmuls tile their "
                         "output's innermost axis at the vector width; default: MetaSchedule's "
                         "own space for every task")
+    p.add_argument("--rerank", nargs="?", type=int, const=4, default=None, metavar="K",
+                   help="afterwards, re-measure each task's K best records side by side "
+                        "(default 4; 3 rounds) and apply the fastest; see below")
     p.add_argument("--measure", nargs="?", const="", default=None, metavar="DIR",
                    help="afterwards, run the printed edgebench.full command (TVM and ONNX "
                         "Runtime, parity and latency) with its run directory in DIR "
@@ -223,6 +236,8 @@ def run(args, parsed) -> dict:
         if res["interrupted"]:
             summary["interrupted"] = True
             return summary
+    if args.rerank:
+        summary["rerank"] = _rerank(args, spec, model, target, db_dir, layout, conv2d)
     if args.export:
         summary["export"] = export.export_artifact(
             args.export, spec, model, target, parsed["target_name"], parsed["batch_sizes"],
@@ -230,6 +245,28 @@ def run(args, parsed) -> dict:
             cuda_format=args.cuda_format, cache=Path(args.cache_dir))
     summary["measure"] = measure(args, parsed, spec, db_dir)
     return summary
+
+
+def _rerank(args, spec, model, target, db_dir, layout, conv2d) -> dict:
+    """--rerank: the model's tasks, each task's best records re-measured (rerank.py)."""
+    from . import rerank
+    from .importer import import_model
+
+    if not database.database_exists(db_dir):
+        raise TvmError(f"--rerank: no tuning database in {db_dir}")
+    mod, _, _ = import_model(model, (args.batch_size, *spec.input_size), args.importer,
+                             spec=spec, cache=Path(args.cache_dir))
+    tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, layout, conv2d), target)
+    cfg = tuning.TuneConfig(rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key)
+
+    def say(i, n, row):
+        print(f"rerank {i}/{n} {row['task']}: picked #{row['picked']} "
+              f"(re-measured us: {row['remeasured_us']}; stored: {row['stored_us']})",
+              file=sys.stderr, flush=True)
+    res = rerank.rerank(db_dir, target, tasks, cfg, top_k=args.rerank, on_task=say)
+    print(f"reranked {res['tasks']} tasks in {res['seconds']} s, {res['changed']} changed: "
+          f"{database.reranked_dir(db_dir)}", file=sys.stderr, flush=True)
+    return {k: v for k, v in res.items() if k != "per_task"}
 
 
 def measure_command(args, parsed, model: str, db_dir, out_dir: str | None = None) -> list:

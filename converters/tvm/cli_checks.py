@@ -41,8 +41,10 @@ def validate(args) -> dict:
     if getattr(args, "conv2d", None) == "winograd" and args.layout == "NCHW":
         raise UsageError("--conv2d winograd needs the NHWC layout (TVM schedules its "
                          "transforms in NHWC): drop --layout NCHW")
-    if args.trials == 0 and not args.export and args.measure is None:
-        raise UsageError("nothing to do: --trials 0 without --export or --measure")
+    if args.trials == 0 and not args.export and args.measure is None and not args.rerank:
+        raise UsageError("nothing to do: --trials 0 without --export, --rerank or --measure")
+    if args.rerank is not None and args.rerank < 2:
+        raise UsageError(f"--rerank needs at least 2 records per task (got {args.rerank})")
     for name in ("trials_per_iter", "max_trials_per_task", "population"):
         v = getattr(args, name)
         if v is not None and v < 1:

@@ -31,11 +31,21 @@ def database_exists(db_dir) -> bool:
         and (p / DB_RECORDS).stat().st_size > 0
 
 
+RERANKED = "reranked"    # rerank.py's database of re-measured best records, applied first
+
+
+def reranked_dir(db_dir) -> Path:
+    return Path(db_dir) / RERANKED
+
+
 def database_fingerprint(db_dir) -> str:
-    """Content hash of the records file ('none' without one): part of every cache key."""
+    """Content hash of the records file ('none' without one), and of the re-ranked records
+    where they exist: part of every cache key."""
     p = Path(db_dir) / DB_RECORDS
     if not database_exists(db_dir):
         return "none"
+    if database_exists(reranked_dir(db_dir)):
+        return sha256_file(p)[:16] + "+" + sha256_file(reranked_dir(db_dir) / DB_RECORDS)[:16]
     return sha256_file(p)[:16]
 
 
@@ -156,7 +166,20 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "tuner_estimate_ms": summary.get("estimate_ms"),
             "design_space": _profile_of(meta)[1] if status == "tuned" else None,
             "transfer_from": transfer_sources(meta) if status == "tuned" else [],
-            "reused_from": reuse_sources(meta) if status == "tuned" else []}
+            "reused_from": reuse_sources(meta) if status == "tuned" else [],
+            "reranked": reranked_summary(db_dir) if status == "tuned" else None}
+
+
+def reranked_summary(db_dir) -> dict | None:
+    """What ``rerank.py`` did to this database (None: never re-ranked)."""
+    p = reranked_dir(db_dir) / "rerank.json"
+    if not db_dir or not database_exists(reranked_dir(db_dir)) or not p.is_file():
+        return None
+    try:
+        meta = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return None
+    return {k: meta.get(k) for k in ("tasks", "changed", "top_k", "runs", "at")}
 
 
 def _session_sources(meta: dict, key: str) -> list[str]:

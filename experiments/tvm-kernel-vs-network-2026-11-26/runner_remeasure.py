@@ -3,8 +3,9 @@
 The database keeps, per candidate, one measurement (TuneConfig: number 3, repeat 1,
 min_repeat_ms 50), and a task's "best" is the minimum over all its candidates. This builds
 the top-k records of each given task with the tuner's builder (converters/tvm/runner.py),
-runs each ``--runs`` times with the tuner's LocalRunner, and prints them beside the stored
-figure: whether the best is a schedule that fast or a measurement that low.
+runs them ``--runs`` times each with the tuner's LocalRunner (round robin, so the VM's
+drift hits every record alike), and prints them beside the stored figure: whether the best
+is a schedule that fast or a measurement that low, and which record is fastest today.
 
     .venv/bin/python experiments/tvm-kernel-vs-network-2026-11-26/runner_remeasure.py \\
         --model resnet152 --tuning-dir results/experiments/tvm-six-models-2026-11-25/tuning \\
@@ -54,27 +55,36 @@ def main() -> int:
         if name not in tasks:
             p.error(f"no task {name} in {m.spec.name}; tasks: {', '.join(sorted(tasks))}")
         recs = db.get_top_k(db.commit_workload(tasks[name].dispatched[0]), args.top)
-        rows = []
+        built = []
         for rank, rec in enumerate(recs):
             cand = rec.as_measure_candidate()
-            built = builder.build([ms.builder.BuilderInput(cand.sch.mod, target)])[0]
-            if built.error_msg:
-                p.error(f"{name} record {rank}: build failed: {built.error_msg[:500]}")
-            now = []
-            for _ in range(args.runs):
-                res = runner.run([ms.runner.RunnerInput(built.artifact_path, "cpu",
-                                                        cand.args_info)])[0].result()
+            b = builder.build([ms.builder.BuilderInput(cand.sch.mod, target)])[0]
+            if b.error_msg:
+                p.error(f"{name} record {rank}: build failed: {b.error_msg[:500]}")
+            built.append((rec, cand, b.artifact_path))
+        now: list[list[float]] = [[] for _ in built]
+        for r in range(args.runs):
+            # Round robin, direction alternating: the VM's drift hits every record alike.
+            order = range(len(built)) if r % 2 == 0 else reversed(range(len(built)))
+            for k in order:
+                _, cand, path = built[k]
+                res = runner.run([ms.runner.RunnerInput(path, "cpu", cand.args_info)])[0].result()
                 if res.error_msg:
-                    p.error(f"{name} record {rank}: run failed: {res.error_msg[:500]}")
-                now.append(float(np.mean([float(v) for v in res.run_secs])) * 1e6)
+                    p.error(f"{name} record {k}: run failed: {res.error_msg[:500]}")
+                now[k].append(float(np.mean([float(v) for v in res.run_secs])) * 1e6)
+        rows = []
+        for rank, ((rec, _, _), got) in enumerate(zip(built, now)):
             stored = float(np.mean([float(v) for v in rec.run_secs])) * 1e6
             row = {"rank": rank, "stored_us": round(stored, 1),
-                   "now_us": [round(v, 1) for v in now],
-                   "now_median_us": round(float(np.median(now)), 1),
-                   "now_over_stored": round(float(np.median(now)) / stored, 3)}
+                   "now_us": [round(v, 1) for v in got],
+                   "now_median_us": round(float(np.median(got)), 1),
+                   "now_over_stored": round(float(np.median(got)) / stored, 3)}
             rows.append(row)
             print(f"{name} #{rank}: stored {stored:.1f} us, runner now {row['now_us']} "
                   f"(median {row['now_median_us']}, {row['now_over_stored']}x)", flush=True)
+        fastest = min(rows, key=lambda x: x["now_median_us"])
+        print(f"{name}: fastest by today's median is #{fastest['rank']} "
+              f"({fastest['now_median_us']} us against #0's {rows[0]['now_median_us']} us)")
         out["tasks"][name] = rows
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
