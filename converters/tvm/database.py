@@ -172,8 +172,10 @@ def tuning_meta(db_dir, summary: dict) -> dict:
 
 def reranked_summary(db_dir) -> dict | None:
     """What ``rerank.py`` did to this database (None: never re-ranked)."""
+    if not db_dir or not database_exists(reranked_dir(db_dir)):
+        return None
     p = reranked_dir(db_dir) / "rerank.json"
-    if not db_dir or not database_exists(reranked_dir(db_dir)) or not p.is_file():
+    if not p.is_file():
         return None
     try:
         meta = json.loads(p.read_text(encoding="utf-8"))
