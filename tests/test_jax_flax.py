@@ -240,6 +240,9 @@ def test_available_here(jax_variant):
     assert availability.ok, availability.reason
     assert availability.versions["jax"] and availability.versions["flax"]
     assert availability.versions["platform"] == "cpu"
+    # Where it computes follows jax's device (the report's "variants computed on").
+    expected = "cuda" if availability.versions["platform"] in ("gpu", "cuda") else "cpu"
+    assert jax_variant.compute_device({}) == expected == "cpu"
 
 
 def test_uncovered_family_is_skipped_before_building(jax_variant, tmp_path):

@@ -255,3 +255,36 @@ def test_other_session_errors_pass_through(tmp_path):
     with pytest.raises(RuntimeError, match="INVALID_PROTOBUF"):
         create_session(fake, "m.onnx", session_options(1), provider_config([CPU_EP], tmp_path))
     assert len(calls) == 1
+
+
+# Recorded on an H100 with onnxruntime-gpu 1.31.1 and no TensorRT (device.sh in that folder).
+H100_PROBE = (Path(__file__).resolve().parents[1] / "experiments" / "ort-cuda-h100-2026-11-26"
+              / "runs" / "1-before-skip-fix" / "probe.jsonl")
+
+
+def test_tensorrt_ep_without_tensorrt_libraries_makes_the_cell_skipped(tmp_path):
+    # onnxruntime-gpu lists the TensorRT EP whether TensorRT is installed or not; without
+    # libnvinfer the session raises (it does not leave the EP out), and that run's cells
+    # were recorded as failed. The message is the real one from that machine.
+    import json
+
+    cases = [json.loads(line) for line in H100_PROBE.read_text(encoding="utf-8").splitlines()]
+    trt = next(c for c in cases if c["providers"][0] == TRT_EP)
+    assert TRT_EP in trt["result"]["available"] and "libnvinfer" in " ".join(trt["log"])
+    fake, calls = fake_ort(trt["result"]["error"])
+    with pytest.raises(SkipVariant, match=r"TensorRT execution provider is in this onnxruntime "
+                                          r"build \(9\.9\.9\) but TensorRT's libraries did not load"):
+        create_session(fake, "m.onnx", _Opts(), provider_config([TRT_EP, CUDA_EP], tmp_path, "fp16"))
+    assert len(calls) == 1
+
+
+# --------------------------------------------------------- where each variant computes
+def test_the_ort_variants_say_where_they_compute():
+    # The report's "variants computed on" and the reference's own parity cell read this:
+    # the CUDA EP run of 2026-11-26 on an H100 said "cpu" for every ORT cell.
+    assert converters.get("onnxruntime").compute_device({"ort_providers": [CUDA_EP]}) == "cuda"
+    assert converters.get("onnxruntime").compute_device({"ort_providers": [CPU_EP]}) == "cpu"
+    assert converters.get("onnxruntime-trt-fp16").compute_device({}) == "cuda"
+    assert converters.get("onnxruntime-int8").compute_device({}) == "cpu"
+    expected = "cuda" if CUDA_EP in ort.get_available_providers() else "cpu"
+    assert converters.get("onnxruntime").compute_device({}) == expected

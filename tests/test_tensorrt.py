@@ -1042,3 +1042,12 @@ def test_dla_predictor_splits_a_batch_its_profiles_lack_and_closes_with_the_gpu_
     gpu.offline_devices = {"gpu": gpu, "dla0": _Other(), "dla1": _Other()}
     gpu.close()
     assert closed == ["dla", "dla", "empty_cache"] and not hasattr(gpu, "offline_devices")
+
+
+def test_the_variants_compute_on_the_gpu_or_a_dla():
+    # The report's "variants computed on" reads this (TensorRT need not be installed).
+    import converters
+
+    for name in ("tensorrt-fp16", "tensorrt-int8"):
+        assert converters.get(name).compute_device({}) == "cuda"
+        assert converters.get(name).compute_device({"trt_dla_core": 1}) == "dla"

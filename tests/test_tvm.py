@@ -98,6 +98,17 @@ def test_thread_pool_follows_the_target(user_env, source):
     assert got["source"] == source and "note" not in got
 
 
+def test_the_variant_computes_where_its_target_runs():
+    # The report's "variants computed on" reads this; a CUDA target is resolved, not run.
+    import converters
+
+    conv = converters.get("tvm")
+    assert conv.compute_device({}) == "cpu"
+    assert conv.compute_device({"tvm_target": "jetson-agx-orin"}) == "cuda"
+    assert conv.compute_device({"tvm_target": "nvidia/nvidia-h100"}) == "cuda"
+    assert conv.compute_device({"tvm_target": "no-such-target"}) == "cpu"   # available() says why
+
+
 def test_fast_math_activations():
     """exp/erf-based activations are rewritten to TVM's vectorisable polynomials on LLVM
     targets (converters/tvm/fast_math.py) and stay within float32 rounding of PyTorch."""

@@ -51,6 +51,13 @@ class JaxFlaxConverter(Converter):
         return Availability.yes(**self.versions(), platform=device.platform,
                                 device=getattr(device, "device_kind", str(device)))
 
+    def compute_device(self, options: dict) -> str:
+        import jax
+
+        # jax calls an NVIDIA GPU's platform "gpu" (older) or "cuda"; the suite says "cuda".
+        platform = jax.devices()[0].platform
+        return "cuda" if platform in ("gpu", "cuda") else platform
+
     def versions(self) -> dict:
         out = {}
         for dist in ("jax", "jaxlib", "flax"):

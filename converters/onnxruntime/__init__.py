@@ -119,6 +119,10 @@ class OnnxRuntimeConverter(Converter):
         """The execution providers this variant asks for, in priority order."""
         return _requested(options)
 
+    def compute_device(self, options: dict) -> str:
+        # The first EP computes; behind a GPU EP no node may fall back to the CPU.
+        return "cuda" if self._providers(options)[0] in GPU_EPS else "cpu"
+
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
         art = export_onnx(spec, cache)
         art.variant = self.name

@@ -3,7 +3,7 @@ optimisation, one sequential stream, intra-op threads = physical cores) and how 
 described in the record, ``create_session`` on a ``provider_config`` with ORT's own Python-side
 CPU retry off, and the diagnosis when ORT refuses a session because a node would fall back to
 the CPU EP (a second session that names those nodes: ``CpuFallbackRefused``, or ``SkipVariant``
-when a requested EP did not load); plus where ORT placed each node (``_assignment``) and the
+when a requested EP did not load, or when TensorRT's libraries are missing); plus where ORT placed each node (``_assignment``) and the
 options each EP really runs with (``_effective_options``).
 """
 from __future__ import annotations
@@ -86,6 +86,26 @@ def not_loaded(ort, sess, cfg: OrtProviderConfig) -> SkipVariant | None:
                        "libraries are missing or do not match, see the cell log")
 
 
+# What onnxruntime-gpu raises when a session asks for the TensorRT EP and TensorRT's libraries
+# (libnvinfer) do not load: the EP is compiled into every onnxruntime-gpu wheel and listed by
+# get_available_providers() whether TensorRT is installed or not (onnxruntime_pybind_state.cc,
+# RegisterTensorRTPluginsAsCustomOps; recorded on an H100 without TensorRT, ORT 1.31.1:
+# experiments/ort-cuda-h100-2026-11-26/runs/1-before-skip-fix/probe.jsonl).
+_TRT_LIBS_MISSING = "Please install TensorRT libraries"
+
+
+def tensorrt_libraries_missing(ort, message: str) -> SkipVariant | None:
+    """SkipVariant when ``message`` (a failed session's) says TensorRT's libraries are missing:
+    this machine cannot run the variant, which is not a failure of the variant."""
+    if _TRT_LIBS_MISSING not in message:
+        return None
+    return SkipVariant(
+        f"the TensorRT execution provider is in this onnxruntime build ({ort.__version__}) but "
+        "TensorRT's libraries did not load here (libnvinfer; the cell log has the loader's "
+        "message): install TensorRT for this CUDA (on Jetson it comes with JetPack) and put "
+        "its lib folder on LD_LIBRARY_PATH")
+
+
 def create_session(ort, path: str, so, cfg: OrtProviderConfig):
     """``InferenceSession`` on ``cfg``, with ORT's own Python-side fallback off (it retries a
     failed session on the CPU EP alone: another silent fallback), and ORT's errors turned
@@ -99,6 +119,9 @@ def create_session(ort, path: str, so, cfg: OrtProviderConfig):
         msg = str(e).strip()
         if any(s in msg for s in _REFUSED):
             raise _explain_refusal(ort, path, cfg, msg.splitlines()[0][:300]) from e
+        missing_trt = tensorrt_libraries_missing(ort, msg)
+        if missing_trt is not None:
+            raise missing_trt from e
         if "Unknown provider option" in msg:
             raise RuntimeError(
                 f"onnxruntime {ort.__version__} does not know a provider option edgebench sets "

@@ -147,6 +147,10 @@ class TensorRTFP16(Converter):
     def check_options(self, options: dict) -> None:
         variant_options(options)    # ValueError naming the flag
 
+    def compute_device(self, options: dict) -> str:
+        # A DLA engine still runs the layers the DLA cannot take on the GPU (GPU fallback).
+        return "dla" if variant_options(options)["dla_core"] is not None else "cuda"
+
     def available(self, options: dict | None = None) -> Availability:
         try:
             trt = trt_module()

@@ -136,6 +136,21 @@ class TvmConverter(Converter):
             return Availability.no(why, **versions)
         return Availability.yes(**versions)
 
+    def compute_device(self, options: dict) -> str:
+        opts = _opts(options)
+        if opts.get("tvm_artifact"):
+            from . import export
+
+            try:
+                return export.read_manifest(opts["tvm_artifact"]).get("device", "cpu")
+            except Exception:  # noqa: BLE001 - available() says why it cannot be read
+                return "cpu"
+        try:
+            target, _ = targets.resolve_target(opts.get("tvm_target"))
+        except TargetError:
+            return "cpu"
+        return target.kind.name if targets.is_gpu(target) else "cpu"
+
     def versions(self) -> dict:
         try:
             return targets.tvm_versions()
