@@ -141,6 +141,10 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     # the allocation's parameters (--trials-per-iter 4; the cap: the default rule, at least 4)
     assert meta["sessions"][-1]["trials_per_iter"] == 4
     assert meta["sessions"][-1]["max_trials_per_task"] >= 4
+    # --allocation share (the default): batches by share of the arithmetic, floor 2
+    alloc = meta["sessions"][-1]["allocation"]
+    assert alloc["rule"] == "share" and 2 * 23 <= alloc["first_round_trials"] <= 4 * 23, alloc
+    assert alloc["largest_shares"][0]["batch"] == 4 and alloc["largest_shares"][0]["share"] > 0
 
     # 2. Resume: the same command counts the records toward --trials and runs the rest.
     # A second model's database for the same target (here a copy) pre-trains the cost model.
@@ -278,6 +282,30 @@ def test_rerank_remeasures_the_best_records_and_builds_apply_them(tuned_dir, tmp
     spec = _spec({"tuning_dir": str(root)})
     got = converters.get("tvm").load(art, spec)(x)
     assert np.abs(got - _torch_logits(spec, x)).max() <= TOL
+    # The tuner's estimate takes the re-ranked record where there is one (builds apply it).
+    from converters.tvm import passes, targets
+    from converters.tvm.importer import import_model
+
+    target, _ = targets.resolve_target("host")
+    mod, _, _ = import_model(spec.build(), (1, *SIZE), "auto")
+    tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, "NHWC", "direct"), target)
+    rows = database.tuning_summary(db, tasks)["per_task"]
+    rr = [t for t in rows if "reranked_us" in t]
+    assert len(rr) == eligible
+    assert any(t["reranked_us"] != t["best_us"] for t in rr)     # medians, not minima
+    # 12 trials leave tasks without a record (no estimate at all): sum the tuned ones.
+    tuned = [t for t, row in zip(tasks, rows) if row["best_us"] is not None]
+    summ = database.tuning_summary(db, tuned)
+    want = sum(t["weight"] * t.get("reranked_us", t["best_us"]) for t in summ["per_task"]) / 1e3
+    assert abs(summ["estimate_ms"] - want) < 1e-3 * len(tuned)
+    # More trials make the picks stale: the session drops them and says to re-rank.
+    n = len(_records(db))
+    r = _cli("--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
+             "--tuning-dir", str(root), "--trials", str(n + 2), "--trials-per-iter", "2",
+             "--population", "64", "--no-progress")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(_records(db)) > n
+    assert not database.reranked_dir(db).exists() and "run --rerank again" in r.stderr
 
 
 def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path):

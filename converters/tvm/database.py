@@ -114,28 +114,42 @@ def kernel_workloads(lowered_mod, tasks) -> dict:
     return out
 
 
-def tuning_summary(db_dir, tasks, target=None) -> dict:
-    """What the database holds for these tasks: trial count, tasks with a record, and the
-    tuner's own latency estimate (sum over tasks of weight x best measured run)."""
-    hashes, recs = _records_by_workload(db_dir) if db_dir else ([], {})
+def _runs_by_hash(db_dir) -> dict[str, list[float]]:
+    hashes, recs = _records_by_workload(db_dir)
     by_hash: dict[str, list[float]] = {}
     for i, hsh in enumerate(hashes):
         by_hash.setdefault(hsh, []).extend(recs.get(i, []))
+    return by_hash
+
+
+def tuning_summary(db_dir, tasks, target=None) -> dict:
+    """What the database holds for these tasks: trial count, tasks with a record, and the
+    tuner's own latency estimate (sum over tasks of weight x best measured run). Where
+    ``--rerank`` wrote a task's record (``reranked_dir``), builds apply that one, so the
+    estimate takes its re-measured median instead of the database's minimum."""
+    by_hash = _runs_by_hash(db_dir) if db_dir else {}
+    reranked = (_runs_by_hash(reranked_dir(db_dir))
+                if db_dir and database_exists(reranked_dir(db_dir)) else {})
     trials = tuned = 0
     est = 0.0
     est_complete = True
     per_task = []
     for t in tasks:
-        runs = by_hash.get(task_hash(t.dispatched[0]), [])
+        hsh = task_hash(t.dispatched[0])
+        runs = by_hash.get(hsh, [])
         ok = [r for r in runs if r < 1e9]
+        picked = [r for r in reranked.get(hsh, []) if r < 1e9]
         trials += len(runs)
         if ok:
             tuned += 1
-            est += t.weight * min(ok)
+            est += t.weight * (picked[0] if picked else min(ok))
         else:
             est_complete = False
-        per_task.append({"name": t.task_name, "weight": int(t.weight), "trials": len(runs),
-                         "best_us": round(min(ok) * 1e6, 2) if ok else None})
+        row = {"name": t.task_name, "weight": int(t.weight), "trials": len(runs),
+               "best_us": round(min(ok) * 1e6, 2) if ok else None}
+        if picked:
+            row["reranked_us"] = round(picked[0] * 1e6, 2)
+        per_task.append(row)
     return {"trials": trials, "tasks_total": len(tasks), "tasks_tuned": tuned,
             "estimate_ms": round(est * 1e3, 4) if est_complete and tasks else None,
             "per_task": per_task}

@@ -2,8 +2,47 @@
 committing that batch before the next search starts."""
 from __future__ import annotations
 
+import math
 import os
 import shutil
+
+ALLOCATIONS = ("share", "uniform")
+SMALLEST_BATCH = 2      # candidates per batch for a task with a small share of the work
+
+
+def task_shares(tasks) -> list[float]:
+    """Each task's share of the network's arithmetic: calls (the task's weight) x the TIR
+    function's floating-point operations (``estimate_tir_flops``), normalised to sum to 1.
+    Tasks with no arithmetic (transposes) get 0. Uniform when nothing can be counted."""
+    from tvm.s_tir.analysis import estimate_tir_flops
+
+    work = []
+    for task in tasks:
+        try:
+            flops = max(0.0, float(estimate_tir_flops(task.dispatched[0])))
+        except Exception:  # noqa: BLE001 - a function the estimator cannot walk
+            flops = 0.0
+        work.append(float(task.weight) * flops)
+    total = sum(work)
+    if total <= 0:
+        return [1.0 / len(tasks)] * len(tasks) if tasks else []
+    return [w / total for w in work]
+
+
+def batch_sizes(shares: list[float], per_iter: int, smallest: int = SMALLEST_BATCH) -> list[int]:
+    """Candidates per batch for each task: ``per_iter`` for a task with at least an even share
+    of the work (1/n), proportionally fewer below it, never under ``smallest``. The first
+    round gives every task one batch; with even batches it took 29 x 17 = 493 of ResNet-152's
+    512 trials, so the three tasks that hold 67% of its arithmetic got 17-51 trials each."""
+    n = len(shares)
+    low = min(per_iter, smallest)
+    return [max(low, min(per_iter, math.ceil(per_iter * n * s - 1e-9))) for s in shares]
+
+
+def task_caps(shares: list[float], budget: int, cap: int) -> list[int]:
+    """Trials per task at most: the even cap, or the task's share of the whole budget where
+    that is more (the gradient rule decides how much of it a task really gets)."""
+    return [max(cap, math.ceil(budget * s)) for s in shares]
 
 
 class Loop:
@@ -18,7 +57,9 @@ class Loop:
       best latencies already recorded.
 
     Allocation: one round over all tasks, then MetaSchedule's gradient rule (pick the task
-    with the largest weight x expected latency gain; alpha 0.2, window 3)."""
+    with the largest weight x expected latency gain; alpha 0.2, window 3). ``per_iter`` and
+    ``per_task_cap`` are one number for every task or a list, one per task
+    (``batch_sizes``, ``task_caps``)."""
 
     ALPHA, WINDOW = 0.2, 3
 
@@ -26,7 +67,10 @@ class Loop:
                  per_task_cap, existing, on_batch):
         self.ctx, self.w = contexts, [float(x) for x in weights]
         self.db, self.cm, self.builder, self.runner = database, cost_model, builder, runner
-        self.per_iter, self.cap = per_iter, per_task_cap
+        n = len(contexts)
+        self.per_iter = list(per_iter) if isinstance(per_iter, (list, tuple)) else [per_iter] * n
+        self.cap = (list(per_task_cap) if isinstance(per_task_cap, (list, tuple))
+                    else [per_task_cap] * n)
         self.trials = [int(t["trials"]) for t in existing]          # database + this session
         self.best = [(t["best_us"] / 1e6 if t["best_us"] else None) for t in existing]
         self.hist = [[b] if b else [] for b in self.best]
@@ -36,8 +80,8 @@ class Loop:
         self.state = {"errors": 0, "build_errors": 0, "first_error": None}
 
     def run(self, budget: int, stop=lambda: False):
-        for ctx in self.ctx:
-            ctx.pre_tuning(self.cap, self.per_iter, ctx.generate_design_space(), self.db,
+        for i, ctx in enumerate(self.ctx):
+            ctx.pre_tuning(self.cap[i], self.per_iter[i], ctx.generate_design_space(), self.db,
                            self.cm)
         first = sorted(range(len(self.ctx)), key=lambda i: self.trials[i])
         try:
@@ -57,13 +101,13 @@ class Loop:
     def _pick(self):
         best_i, best_g = None, None
         for i, ctx in enumerate(self.ctx):
-            if not self.alive[i] or self.trials[i] >= self.cap:
+            if not self.alive[i] or self.trials[i] >= self.cap[i]:
                 continue
             h = self.hist[i]
             if not h or h[-1] >= 1e9:
                 g = float("inf") if not h else -1.0     # never measured: go; all failed: last
             else:
-                n = max(1, self.trials[i] / self.per_iter)
+                n = max(1, self.trials[i] / self.per_iter[i])
                 g1 = (h[-1 - self.WINDOW] - h[-1]) / self.WINDOW if len(h) > self.WINDOW else 0
                 g = (self.ALPHA * g1 + (1 - self.ALPHA) * h[-1] / n) * self.w[i]
             if best_g is None or g > best_g:
@@ -76,7 +120,7 @@ class Loop:
         from tvm.s_tir.meta_schedule.runner import RunnerInput, RunnerResult
 
         ctx = self.ctx[i]
-        if self.trials[i] >= self.cap:
+        if self.trials[i] >= self.cap[i]:
             self.alive[i] = False
             return
         cands = ctx.generate_measure_candidates()

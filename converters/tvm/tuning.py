@@ -29,6 +29,7 @@ import dataclasses
 import datetime as dt
 import logging
 import math
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -64,6 +65,7 @@ class TuneConfig:
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     reuse: bool = True                  # start shared kernels from sibling databases' records
     design_space: str = "auto"          # auto: CPU channels-last tiles at the vector width
+    allocation: str = "share"           # batch sizes and caps by share of the arithmetic
     verbose: bool = False               # MetaSchedule's own console log
 
 
@@ -95,6 +97,25 @@ def _tune_contexts(tasks, db_dir, target, layout: str, cfg: TuneConfig):
             num_threads=physical_cores()).clone())
         weights.append(task.weight)
     return contexts, weights, spaces
+
+
+def _allocation(tasks, cfg: TuneConfig, per_iter: int, cap: int):
+    """Each task's batch size and trial cap (``scheduler.batch_sizes``/``task_caps``), and
+    what tuning.json says of them."""
+    if cfg.allocation not in scheduler.ALLOCATIONS:
+        raise ValueError(f"allocation must be one of {', '.join(scheduler.ALLOCATIONS)} "
+                         f"(got '{cfg.allocation}')")
+    if cfg.allocation == "uniform":
+        return per_iter, cap, {"rule": "uniform"}
+    shares = scheduler.task_shares(tasks)
+    batches = scheduler.batch_sizes(shares, per_iter)
+    caps = (scheduler.task_caps(shares, cfg.trials, cap) if not cfg.max_trials_per_task
+            else [cap] * len(tasks))
+    top = sorted(range(len(tasks)), key=lambda i: -shares[i])[:5]
+    return batches, caps, {
+        "rule": "share", "first_round_trials": sum(batches),
+        "largest_shares": [{"task": tasks[i].task_name, "share": round(shares[i], 4),
+                            "batch": batches[i], "cap": caps[i]} for i in top]}
 
 
 def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *,
@@ -139,9 +160,11 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     n_tasks = len(tasks)
     per_iter = cfg.trials_per_iter or max(4, min(64, remaining // max(1, n_tasks)))
     per_task_cap = cfg.max_trials_per_task or max(per_iter, math.ceil(cfg.trials / n_tasks) * 4)
+    batches, caps, allocation = _allocation(tasks, cfg, per_iter, per_task_cap)
     info = {"model_tasks": n_tasks, "trials_before": before["trials"], "budget": cfg.trials,
             "remaining": max(0, remaining), "trials_per_iter": per_iter,
-            "max_trials_per_task": per_task_cap, "importer": used, "importer_note": note,
+            "max_trials_per_task": per_task_cap, "allocation": allocation,
+            "importer": used, "importer_note": note,
             "runner": f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}" if cfg.rpc_tracker else "local",
             "database": str(db_dir), "batch_size": batch, "layout": layout, "conv2d": conv2d,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
@@ -174,7 +197,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         info["setup_s"] = round(time.perf_counter() - t_setup, 1)
         measurer = runner.make_runner(cfg)
         loop = scheduler.Loop(contexts, weights, db, cost_model, runner.make_builder(cfg),
-                              measurer, per_iter, per_task_cap, before["per_task"], on_update)
+                              measurer, batches, caps, before["per_task"], on_update)
         hit, old_handlers = _catch_interrupts()
         try:
             loop.run(remaining, stop=lambda: hit["signal"] is not None)
@@ -195,6 +218,14 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
                     pass
     run_trials = loop.done if loop else 0
     state = loop.state if loop else {"errors": 0, "build_errors": 0, "first_error": None}
+    stale = database.reranked_dir(db_dir)
+    if run_trials and stale.is_dir():
+        # Its picks were re-measured among the records of before; builds apply them first, so
+        # a record this session found would be ignored. --rerank makes them again.
+        shutil.rmtree(stale, ignore_errors=True)
+        info["reranked_dropped"] = True
+        print(f"[tune] {stale} dropped: new records since it was made; run --rerank again",
+              file=sys.stderr, flush=True)
     tuning_s = time.perf_counter() - t_tune
     after = database.tuning_summary(db_dir, tasks)
     if run_trials or interrupted or reused["records"]:
@@ -203,6 +234,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
             "trials_per_iter": info["trials_per_iter"],
             "max_trials_per_task": info["max_trials_per_task"],
+            "allocation": info["allocation"],
             "trials_after": after["trials"], "tuning_s": round(tuning_s, 1),
             "interrupted": interrupted, "runner": info["runner"],
             "measure_threads": threads["threads"],

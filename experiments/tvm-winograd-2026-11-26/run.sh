@@ -22,11 +22,11 @@ MODELS=${MODELS:-"resnet152 vgg16"}
 TRIALS=${TRIALS:-512}
 export PYTHONPATH=$PWD
 
-step() { echo "[$(date -u +%H:%M:%S)] $*"; "$@"; echo "[$(date -u +%H:%M:%S)] rc $?"; }
+# shellcheck source=experiments/lib.sh
+. experiments/lib.sh
 
 mkdir -p "$WORK"
-grep -m1 "model name" /proc/cpuinfo > "$WORK/cpu.txt"
-grep -o -w -m1 -E "avx512f|avx2" /proc/cpuinfo | sort -u | tr '\n' ' ' >> "$WORK/cpu.txt"
+record_cpu "$WORK/cpu.txt"
 for m in $MODELS; do
     d=$OUT/$m
     mkdir -p "$d"
@@ -49,12 +49,5 @@ done
 # The records this folder cites (the databases themselves stay under $WORK).
 HERE=experiments/tvm-winograd-2026-11-26
 cp "$WORK/cpu.txt" "$HERE/cpu.txt"
-for m in $MODELS; do
-    mkdir -p "$HERE/runs/$m"
-    for f in tune-$TRIALS.json direct-vs-winograd.json direct-vs-winograd.txt \
-             profile-$TRIALS.json profile-$TRIALS.txt size-rule.json size-rule.txt; do
-        [ -f "$OUT/$m/$f" ] && cp "$OUT/$m/$f" "$HERE/runs/$m/$f"
-    done
-    t=$(find "$TUNING_DIR" -mindepth 2 -maxdepth 2 -type d -name "$m-*" 2>/dev/null | head -1)
-    [ -n "$t" ] && cp "$t/tuning.json" "$HERE/runs/$m/tuning.json"
-done
+keep_records "$HERE" "$OUT" "$TUNING_DIR" "$MODELS" "tune-$TRIALS.json" \
+    direct-vs-winograd.json direct-vs-winograd.txt "profile-$TRIALS.json" "profile-$TRIALS.txt" size-rule.json size-rule.txt

@@ -1,0 +1,29 @@
+# shellcheck shell=bash
+# Shell helpers the experiments' run.sh scripts source (bash; from the repository root):
+#   . experiments/lib.sh
+# step CMD...            run CMD between two time-stamped lines, the second with its exit code
+# record_cpu FILE        the CPU's model name and widest vector extension (the VM changes kind)
+# keep_records HERE OUT TUNING_DIR MODELS FILES...
+#                        copy each model's FILES from OUT/<model>/ and its database's
+#                        tuning.json into HERE/runs/<model>/ (the databases stay git-ignored)
+
+step() { echo "[$(date -u +%H:%M:%S)] $*"; "$@"; echo "[$(date -u +%H:%M:%S)] rc $?"; }
+
+record_cpu() {
+    grep -m1 "model name" /proc/cpuinfo > "$1"
+    grep -o -w -m1 -E "avx512f|avx2" /proc/cpuinfo | sort -u | tr '\n' ' ' >> "$1"
+}
+
+keep_records() {
+    local here=$1 out=$2 tuning_dir=$3 models=$4 m f t
+    shift 4
+    for m in $models; do
+        mkdir -p "$here/runs/$m"
+        for f in "$@"; do
+            [ -f "$out/$m/$f" ] && cp "$out/$m/$f" "$here/runs/$m/$f"
+        done
+        t=$(find "$tuning_dir" -mindepth 2 -maxdepth 2 -type d -name "$m-*" 2>/dev/null | head -1)
+        [ -n "$t" ] && cp "$t/tuning.json" "$here/runs/$m/tuning.json"
+    done
+    return 0
+}
