@@ -141,10 +141,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     # the allocation's parameters (--trials-per-iter 4; the cap: the default rule, at least 4)
     assert meta["sessions"][-1]["trials_per_iter"] == 4
     assert meta["sessions"][-1]["max_trials_per_task"] >= 4
-    # --allocation share (the default): batches by share of the arithmetic, floor 2
-    alloc = meta["sessions"][-1]["allocation"]
-    assert alloc["rule"] == "share" and 2 * 23 <= alloc["first_round_trials"] <= 4 * 23, alloc
-    assert alloc["largest_shares"][0]["batch"] == 4 and alloc["largest_shares"][0]["share"] > 0
+    assert meta["sessions"][-1]["allocation"] == {"rule": "uniform"}      # the default
 
     # 2. Resume: the same command counts the records toward --trials and runs the rest.
     # A second model's database for the same target (here a copy) pre-trains the cost model.
@@ -301,10 +298,14 @@ def test_rerank_remeasures_the_best_records_and_builds_apply_them(tuned_dir, tmp
     # More trials make the picks stale: the session drops them and says to re-rank.
     n = len(_records(db))
     r = _cli("--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
-             "--tuning-dir", str(root), "--trials", str(n + 2), "--trials-per-iter", "2",
-             "--population", "64", "--no-progress")
+             "--tuning-dir", str(root), "--trials", str(n + 4), "--trials-per-iter", "4",
+             "--population", "64", "--allocation", "share", "--no-progress")
     assert r.returncode == 0, r.stderr[-3000:]
     assert len(_records(db)) > n
+    # --allocation share: batches by share of the arithmetic (4 for the largest, floor 2)
+    alloc = json.loads((db / "tuning.json").read_text(encoding="utf-8"))["sessions"][-1]["allocation"]
+    assert alloc["rule"] == "share" and 2 * 23 <= alloc["first_round_trials"] < 4 * 23, alloc
+    assert alloc["largest_shares"][0]["batch"] == 4 and alloc["largest_shares"][0]["share"] > 0
     assert not database.reranked_dir(db).exists() and "run --rerank again" in r.stderr
 
 

@@ -85,16 +85,17 @@ conv2d algorithm (--conv2d; default: the database's, else direct):
   (0.93x ONNX Runtime's), squeezenet1_1 0.98x, resnet152 1.01x (docs/tvm.md,
   "Winograd"). tuning.json records the choice, and builds from that database follow it.
 
-trial allocation (--allocation; default share):
+trial allocation (--allocation; default uniform):
   A round gives every task one batch of candidates, then MetaSchedule's gradient rule picks
   the task with the largest expected gain. With even batches (uniform) that first round took
   29 x 17 = 493 of ResNet-152's 512 trials, and the 3x3 conv at 14x14 that holds 35% of its
   arithmetic got 51. share sizes each task's batches by its share of the network's
-  arithmetic (calls x FLOPs): an even share or more gets the full batch, less gets
-  proportionally fewer (at least 2), and a task may take its share of the budget. ResNet-152
-  at 512 trials: that conv got 153 trials, the network ran at 0.819x the uniform database's
-  p50 (one process, interleaved) and 1.455x ONNX Runtime's (the uniform one: 1.603x, the
-  day before); tuning took 1112 s against 793 s (docs/tvm.md, "Trial allocation").
+  arithmetic (calls x FLOPs; at least 2 candidates), and a task may take its share of the
+  budget. At 512 trials, network p50 against the uniform database (one process): ResNet-152
+  0.819x (that conv got 153 trials), but Swin-T 1.082x and MobileNetV2 1.210x: FLOPs miss
+  the time of memory-bound kernels (layer norms, softmaxes, depthwise convs), whose batches
+  shrank. So share is for networks whose time is in large convs (docs/tvm.md, "Trial
+  allocation").
 
 re-ranking (--rerank [K]; off unless asked for):
   A task's best record is the minimum over all its candidates of one ~50 ms measurement; on a
@@ -171,10 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compiled GPU kernel format in exported artifacts (default cubin)")
     p.add_argument("--trials-per-iter", type=int, default=None,
                    help="candidates per task per round (default: budget/tasks, 4..64)")
-    p.add_argument("--allocation", choices=["share", "uniform"], default="share",
-                   help="share (default): a task's batch size and trial cap follow its share "
-                        "of the network's arithmetic (calls x FLOPs); uniform: every task the "
-                        "same batch, as MetaSchedule does; see below")
+    p.add_argument("--allocation", choices=["uniform", "share"], default="uniform",
+                   help="uniform (default): every task the same batch, as MetaSchedule does; "
+                        "share: a task's batch size and trial cap follow its share of the "
+                        "network's arithmetic (calls x FLOPs): helped ResNet-152, hurt "
+                        "Swin-T and MobileNetV2; see below")
     p.add_argument("--max-trials-per-task", type=int, default=None,
                    help="cap per task (default 4x an even share)")
     p.add_argument("--population", type=int, default=256,

@@ -65,7 +65,7 @@ class TuneConfig:
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     reuse: bool = True                  # start shared kernels from sibling databases' records
     design_space: str = "auto"          # auto: CPU channels-last tiles at the vector width
-    allocation: str = "share"           # batch sizes and caps by share of the arithmetic
+    allocation: str = "uniform"         # share: batch sizes and caps by share of the FLOPs
     verbose: bool = False               # MetaSchedule's own console log
 
 

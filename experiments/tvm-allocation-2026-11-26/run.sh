@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Trials by share of the work (python -m edgebench.tune --allocation share, the default since
-# this experiment) against even batches (--allocation uniform: every database of
+# Trials by share of the work (python -m edgebench.tune --allocation share) against even
+# batches (--allocation uniform, the default: every database of
 # ../tvm-six-models-2026-11-25), per model at the same 512 trials: tune, then
 #   1. benchmarks/tvm_databases.py: the share build against the uniform build, one process,
 #      interleaved rounds (same machine type, same defaults otherwise: --no-reuse, direct conv);
