@@ -42,6 +42,16 @@ def _tail(limit: int = 12) -> str:
     return "".join(traceback.format_exc().splitlines(keepends=True)[-limit:])
 
 
+def compute_device(conv, opts: dict) -> str:
+    """``conv.compute_device(opts)``, or "cpu" where it cannot say: most converters import
+    their backend to answer, and a backend that is not installed must leave the probe with
+    ``available()``'s reason, not an ImportError."""
+    try:
+        return conv.compute_device(opts)
+    except Exception:  # noqa: BLE001 - available() already says why the backend is missing
+        return "cpu"
+
+
 def probe(request: dict, out: Path) -> None:
     """For each variant: can it run here, which options it settles here, where it computes,
     and which of the request's models it cannot take (with the reason)."""
@@ -64,9 +74,9 @@ def probe(request: dict, out: Path) -> None:
                             "precision": conv.precision, "description": conv.description,
                             "compares_with": conv.compares_with,
                             "needs_calibration": conv.needs_calibration,
-                            "settled": settled, "compute_device": conv.compute_device(opts),
+                            "settled": settled, "compute_device": compute_device(conv, opts),
                             "compile_in_branch": bool(conv.compiles_in_process
-                                                      and conv.compute_device(opts) == "cpu"),
+                                                      and compute_device(conv, opts) == "cpu"),
                             "models": models,
                             "worker_env": conv.worker_env(opts, request.get("cache_dir", ""))}
         except Exception as e:  # noqa: BLE001

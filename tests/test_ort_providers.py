@@ -288,3 +288,19 @@ def test_the_ort_variants_say_where_they_compute():
     assert converters.get("onnxruntime-int8").compute_device({}) == "cpu"
     expected = "cuda" if CUDA_EP in ort.get_available_providers() else "cpu"
     assert converters.get("onnxruntime").compute_device({}) == expected
+
+
+def test_a_missing_backend_keeps_its_reason_in_the_probe(monkeypatch):
+    # compute_device imports the backend; where it is not installed the probe must still say
+    # available()'s reason (not fail on an ImportError) and call the device "cpu".
+    import sys
+
+    from edgebench.worker import compute_device
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)      # import raises ImportError
+    conv = converters.get("onnxruntime")
+    with pytest.raises(ImportError):
+        conv.compute_device({})
+    assert compute_device(conv, {}) == "cpu"
+    av = conv.available({})
+    assert not av.ok and "onnxruntime not installed" in av.reason
