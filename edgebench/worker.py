@@ -70,13 +70,14 @@ def probe(request: dict, out: Path) -> None:
                     ma = conv.check_model(m, tuple(size), opts)
                     if not ma.ok:
                         models[m] = ma.reason
+            device = compute_device(conv, opts)
             res[variant] = {"ok": av.ok, "reason": av.reason, "versions": av.versions or {},
                             "precision": conv.precision, "description": conv.description,
                             "compares_with": conv.compares_with,
                             "needs_calibration": conv.needs_calibration,
-                            "settled": settled, "compute_device": compute_device(conv, opts),
+                            "settled": settled, "compute_device": device,
                             "compile_in_branch": bool(conv.compiles_in_process
-                                                      and compute_device(conv, opts) == "cpu"),
+                                                      and device == "cpu"),
                             "models": models,
                             "worker_env": conv.worker_env(opts, request.get("cache_dir", ""))}
         except Exception as e:  # noqa: BLE001

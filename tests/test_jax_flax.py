@@ -241,8 +241,11 @@ def test_available_here(jax_variant):
     assert availability.versions["jax"] and availability.versions["flax"]
     assert availability.versions["platform"] == "cpu"
     # Where it computes follows jax's device (the report's "variants computed on").
-    expected = "cuda" if availability.versions["platform"] in ("gpu", "cuda") else "cpu"
-    assert jax_variant.compute_device({}) == expected == "cpu"
+    assert jax_variant.compute_device({}) == "cpu"
+    from converters.jax_flax import suite_device
+
+    assert [suite_device(p) for p in ("gpu", "cuda", "cpu", "tpu")] == ["cuda", "cuda", "cpu",
+                                                                       "tpu"]
 
 
 def test_uncovered_family_is_skipped_before_building(jax_variant, tmp_path):

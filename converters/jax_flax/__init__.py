@@ -29,6 +29,12 @@ def _count(params: dict) -> int:
     return sum(_count(v) if isinstance(v, dict) else v.size for v in params.values())
 
 
+def suite_device(platform: str) -> str:
+    """A jax device platform in the suite's words: jax calls an NVIDIA GPU "gpu" (older
+    releases) or "cuda"; the suite says "cuda"."""
+    return "cuda" if platform in ("gpu", "cuda") else platform
+
+
 @register
 class JaxFlaxConverter(Converter):
     name = "jax"
@@ -54,9 +60,7 @@ class JaxFlaxConverter(Converter):
     def compute_device(self, options: dict) -> str:
         import jax
 
-        # jax calls an NVIDIA GPU's platform "gpu" (older) or "cuda"; the suite says "cuda".
-        platform = jax.devices()[0].platform
-        return "cuda" if platform in ("gpu", "cuda") else platform
+        return suite_device(jax.devices()[0].platform)
 
     def versions(self) -> dict:
         out = {}

@@ -3,8 +3,9 @@ optimisation, one sequential stream, intra-op threads = physical cores) and how 
 described in the record, ``create_session`` on a ``provider_config`` with ORT's own Python-side
 CPU retry off, and the diagnosis when ORT refuses a session because a node would fall back to
 the CPU EP (a second session that names those nodes: ``CpuFallbackRefused``, or ``SkipVariant``
-when a requested EP did not load, or when TensorRT's libraries are missing); plus where ORT placed each node (``_assignment``) and the
-options each EP really runs with (``_effective_options``).
+when a requested EP did not load, or when TensorRT's libraries are missing); plus where ORT
+placed each node (``_assignment``) and the options each EP really runs with
+(``_effective_options``).
 """
 from __future__ import annotations
 

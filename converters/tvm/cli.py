@@ -27,7 +27,8 @@ from pathlib import Path
 from edgebench.errors import ArgumentParser, UsageError
 from edgebench.util import atomic_write_text
 
-from . import database, design_space, export, passes, runner, targets, tuning, winograd
+from . import (database, design_space, export, passes, runner, scheduler, targets, tuning,
+               winograd)
 from .cli_checks import _cross, validate
 from .errors import ExportError, RpcError, TvmError
 from .progress import Progress
@@ -172,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compiled GPU kernel format in exported artifacts (default cubin)")
     p.add_argument("--trials-per-iter", type=int, default=None,
                    help="candidates per task per round (default: budget/tasks, 4..64)")
-    p.add_argument("--allocation", choices=["uniform", "share"], default="uniform",
+    p.add_argument("--allocation", choices=scheduler.ALLOCATIONS, default="uniform",
                    help="uniform (default): every task the same batch, as MetaSchedule does; "
                         "share: a task's batch size and trial cap follow its share of the "
                         "network's arithmetic (calls x FLOPs): helped ResNet-152, hurt "

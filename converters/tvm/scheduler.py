@@ -58,8 +58,7 @@ class Loop:
 
     Allocation: one round over all tasks, then MetaSchedule's gradient rule (pick the task
     with the largest weight x expected latency gain; alpha 0.2, window 3). ``per_iter`` and
-    ``per_task_cap`` are one number for every task or a list, one per task
-    (``batch_sizes``, ``task_caps``)."""
+    ``per_task_cap`` hold one number per task (``batch_sizes``, ``task_caps``)."""
 
     ALPHA, WINDOW = 0.2, 3
 
@@ -67,10 +66,7 @@ class Loop:
                  per_task_cap, existing, on_batch):
         self.ctx, self.w = contexts, [float(x) for x in weights]
         self.db, self.cm, self.builder, self.runner = database, cost_model, builder, runner
-        n = len(contexts)
-        self.per_iter = list(per_iter) if isinstance(per_iter, (list, tuple)) else [per_iter] * n
-        self.cap = (list(per_task_cap) if isinstance(per_task_cap, (list, tuple))
-                    else [per_task_cap] * n)
+        self.per_iter, self.cap = list(per_iter), list(per_task_cap)
         self.trials = [int(t["trials"]) for t in existing]          # database + this session
         self.best = [(t["best_us"] / 1e6 if t["best_us"] else None) for t in existing]
         self.hist = [[b] if b else [] for b in self.best]

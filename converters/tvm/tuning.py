@@ -106,7 +106,7 @@ def _allocation(tasks, cfg: TuneConfig, per_iter: int, cap: int):
         raise ValueError(f"allocation must be one of {', '.join(scheduler.ALLOCATIONS)} "
                          f"(got '{cfg.allocation}')")
     if cfg.allocation == "uniform":
-        return per_iter, cap, {"rule": "uniform"}
+        return [per_iter] * len(tasks), [cap] * len(tasks), {"rule": "uniform"}
     shares = scheduler.task_shares(tasks)
     batches = scheduler.batch_sizes(shares, per_iter)
     caps = (scheduler.task_caps(shares, cfg.trials, cap) if not cfg.max_trials_per_task
