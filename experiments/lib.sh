@@ -7,7 +7,15 @@
 #                        copy each model's FILES from OUT/<model>/ and its database's
 #                        tuning.json into HERE/runs/<model>/ (the databases stay git-ignored)
 
-step() { echo "[$(date -u +%H:%M:%S)] $*"; "$@"; echo "[$(date -u +%H:%M:%S)] rc $?"; }
+# (the exit code is kept before the second line's $(date) runs: that would reset $? to 0)
+step() {
+    local rc
+    echo "[$(date -u +%H:%M:%S)] $*"
+    "$@"
+    rc=$?
+    echo "[$(date -u +%H:%M:%S)] rc $rc"
+    return "$rc"
+}
 
 record_cpu() {
     grep -m1 "model name" /proc/cpuinfo > "$1"
