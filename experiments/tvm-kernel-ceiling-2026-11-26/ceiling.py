@@ -206,6 +206,7 @@ def main() -> int:
         res = tuning.tune(m.spec.build(), m.spec.input_size, 1, target, dst, cfg, spec=m.spec)
         tuned.append({"task": t.task_name, "trials_before": have,
                       "trials_after": database.tuning_summary(dst, [t])["trials"],
+                      "trials_run": res.get("trials_run"),     # 0 on a rerun: resumed
                       "tuning_s": round(time.perf_counter() - t0, 1),
                       "errors": res.get("errors")})
         print(f"[ceiling] {t.task_name}: {have} -> {tuned[-1]['trials_after']} trials in "
