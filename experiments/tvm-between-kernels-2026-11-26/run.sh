@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Issue 33: time between kernels in a tuned TVM network against ORT's between nodes, in one
+# process (between.py), for the five models still slower than ORT, on their best databases.
+# About 10 minutes on 2 cores.
+#
+#   bash experiments/tvm-between-kernels-2026-11-26/run.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1                # the repository root
+PY=${PY:-.venv/bin/python}
+HERE=experiments/tvm-between-kernels-2026-11-26
+MODELS=${MODELS:-"mobilenetv2_100 efficientnet_b0 squeezenet1_1 swin_tiny_patch4_window7_224 resnet152"}
+export PYTHONPATH=$PWD
+
+# shellcheck source=experiments/lib.sh
+. experiments/lib.sh
+
+mkdir -p "$HERE/runs"
+record_cpu "$HERE/cpu.txt"
+for m in $MODELS; do
+    case $m in
+        resnet152) db=results/experiments/tvm-allocation-2026-11-26/tuning; calls=8 ;;
+        swin_tiny_patch4_window7_224) db=results/experiments/tvm-six-models-2026-11-25/tuning; calls=8 ;;
+        *) db=results/experiments/tvm-six-models-2026-11-25/tuning; calls=40 ;;
+    esac
+    step "$PY" "$HERE/between.py" --model "$m" --tuning-dir "$db" --rounds 8 --calls "$calls" \
+        --json "$HERE/runs/$m.json" 2>&1 | grep -v '^\[[a-z]' | tee "$HERE/runs/$m.txt"
+done
