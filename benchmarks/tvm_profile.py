@@ -104,8 +104,9 @@ def tvm_kernel_times(vm, fn, inp, inferences: int) -> dict:
                 "calls": calls[n] // inferences} for n in names}
 
 
-def ort_node_times(onnx_path: str, x, threads, runs: int) -> list[dict]:
-    """ORT's own per-node kernel times (median us over ``runs``) with the suite's options."""
+def profiling_session(onnx_path: str, threads):
+    """The suite's CPU session (``session_options``) with ORT's profiler on, writing to a
+    temporary folder; ``end_profiling()`` returns the JSON file of its events."""
     import onnxruntime as ort
 
     from converters.onnxruntime.session import session_options
@@ -113,7 +114,12 @@ def ort_node_times(onnx_path: str, x, threads, runs: int) -> list[dict]:
     so = session_options(threads)
     so.enable_profiling = True
     so.profile_file_prefix = str(Path(tempfile.mkdtemp()) / "ort")
-    sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+
+
+def ort_node_times(onnx_path: str, x, threads, runs: int) -> list[dict]:
+    """ORT's own per-node kernel times (median us over ``runs``) with the suite's options."""
+    sess = profiling_session(onnx_path, threads)
     name = sess.get_inputs()[0].name
     for _ in range(10):
         sess.run(None, {name: x})

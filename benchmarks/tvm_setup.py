@@ -62,3 +62,30 @@ def kernel_alone(func, target, seed: int = 0):
                                   .astype(str(a.dtype)), tvm.cpu())
                for a in ms.arg_info.ArgInfo.from_prim_func(func)]
     return lib, tensors
+
+
+def timed_alone(func, target, seed: int = 0):
+    """``func`` built alone (``kernel_alone``) with an evaluator that times it as the tuner's
+    runner times a candidate (TuneConfig's number, repeat, min_repeat_ms): (evaluator,
+    tensors); ``float(np.mean(evaluator(*tensors).results))`` is one measurement in seconds."""
+    import tvm
+
+    from converters.tvm.tuning import TuneConfig
+
+    cfg = TuneConfig()
+    lib, tensors = kernel_alone(func, target, seed)
+    return lib.mod.time_evaluator("main", tvm.cpu(), number=cfg.number, repeat=cfg.repeat,
+                                  min_repeat_ms=cfg.min_repeat_ms), tensors
+
+
+def tuned_network(m: TunedModel, db_dir=None):
+    """The network as the suite builds it from a database (``m.db_dir`` unless given):
+    (applied IRModule, its functions by name, a Relax VM on the CPU)."""
+    import tvm
+    from tvm.runtime.vm import VirtualMachine
+
+    from converters.tvm import build
+
+    applied = build.apply_database(m.lowered, m.target, db_dir or m.db_dir)
+    funcs = {gv.name_hint: f for gv, f in applied.functions_items()}
+    return applied, funcs, VirtualMachine(build.compile_module(applied, m.target), tvm.cpu(0))

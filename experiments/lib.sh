@@ -6,6 +6,7 @@
 # keep_records HERE OUT TUNING_DIR MODELS FILES...
 #                        copy each model's FILES from OUT/<model>/ and its database's
 #                        tuning.json into HERE/runs/<model>/ (the databases stay git-ignored)
+# tvm_best_db MODEL      the tuning dir of MODEL's best TVM database so far (issue 33's table)
 
 # (the exit code is kept before the second line's $(date) runs: that would reset $? to 0)
 step() {
@@ -34,4 +35,12 @@ keep_records() {
         [ -n "$t" ] && cp "$t/tuning.json" "$here/runs/$m/tuning.json"
     done
     return 0
+}
+
+tvm_best_db() {
+    case $1 in
+        resnet152) echo results/experiments/tvm-allocation-2026-11-26/tuning ;;   # --allocation share
+        vgg16) echo results/experiments/tvm-winograd-2026-11-26/tuning ;;         # --conv2d winograd
+        *) echo results/experiments/tvm-six-models-2026-11-25/tuning ;;
+    esac
 }

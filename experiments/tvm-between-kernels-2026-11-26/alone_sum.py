@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,41 +30,30 @@ def main() -> int:
 
     import numpy as np
     import tvm
-    from tvm.runtime.vm import VirtualMachine
 
-    from converters.tvm import build
-    from converters.tvm.tuning import TuneConfig
+    from edgebench.measure import timed_calls
     from tvm_profile import tvm_kernel_times
-    from tvm_setup import kernel_alone, load
+    from tvm_setup import load, timed_alone, tuned_network
 
     m = load(args.model, args.tuning_dir)
-    applied = build.apply_database(m.lowered, m.target, m.db_dir)
-    vm = VirtualMachine(build.compile_module(applied, m.target), tvm.cpu(0))
+    _, funcs, vm = tuned_network(m)
     fn = vm["main"]
     x = tvm.runtime.tensor(np.random.RandomState(0).standard_normal(
         (1, *m.spec.input_size)).astype("float32"))
     for _ in range(5):
         fn(x)
     called = tvm_kernel_times(vm, fn, x, 3)          # which kernels, how many calls each
-    funcs = {gv.name_hint: f for gv, f in applied.functions_items()}
-    cfg = TuneConfig()
     alone, missing = {}, []
     for name, info in called.items():
         if name not in funcs or type(funcs[name]).__name__ != "PrimFunc":
             missing.append(name)
             continue
-        lib, tensors = kernel_alone(funcs[name], m.target)
-        ev = lib.mod.time_evaluator("main", tvm.cpu(), number=cfg.number, repeat=cfg.repeat,
-                                    min_repeat_ms=cfg.min_repeat_ms)
-        alone[name] = (ev, tensors, info["calls"])
+        alone[name] = (*timed_alone(funcs[name], m.target), info["calls"])
     wall, sums = [], []
     for r in range(args.rounds):
         for arm in (("net", "alone") if r % 2 == 0 else ("alone", "net")):
             if arm == "net":
-                for _ in range(args.calls):
-                    t = time.perf_counter_ns()
-                    fn(x)
-                    wall.append((time.perf_counter_ns() - t) / 1e3)
+                wall.extend(timed_calls(fn, x, args.calls, 0.0, 1e6) * 1e3)
             else:
                 sums.append(sum(float(np.mean(ev(*ts).results)) * 1e6 * calls
                                 for ev, ts, calls in alone.values()))

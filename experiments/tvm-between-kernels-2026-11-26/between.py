@@ -13,7 +13,8 @@ but the two come from different moments, and on this VM they disagree in sign
              sum of the node kernel times inside it.
 
 Between kernels (per call, medians over every call of every round):
-  TVM: plain wall minus the kernels' sum (the instrument's own cost is in neither);
+  TVM: plain wall minus the kernels' sum (part of the instrument's cost falls inside the
+       kernels' intervals, so this is a lower bound);
   ORT: plain wall minus the nodes' sum.
 
     .venv/bin/python experiments/tvm-between-kernels-2026-11-26/between.py \\
@@ -24,12 +25,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 
 def main() -> int:
@@ -50,8 +51,10 @@ def main() -> int:
     from converters.onnxruntime.export import export_onnx
     from converters.onnxruntime.session import session_options
     from converters.tvm import build, database, passes, targets
+    from edgebench.measure import timed_calls
     from edgebench.models import make_spec, resolve_weights
     from edgebench.util import physical_cores
+    from tvm_profile import profiling_session, tvm_kernel_times
 
     target, _ = targets.resolve_target("host")
     threads = targets.configure_threads(target)
@@ -70,53 +73,28 @@ def main() -> int:
     onnx_path = str(export_onnx(spec, Path(args.cache_dir)).path)
     sess = ort.InferenceSession(onnx_path, session_options(physical_cores()),
                                 providers=["CPUExecutionProvider"])
-    so = session_options(physical_cores())
-    so.enable_profiling = True
-    so.profile_file_prefix = str(Path(tempfile.mkdtemp()) / "ort")
-    prof = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+    prof = profiling_session(onnx_path, physical_cores())
     feed = {sess.get_inputs()[0].name: x}
-
-    state = {"t0": {}, "sum": 0.0, "kernels": 0}
-
-    def instrument(func, sym, before, ret, *a):   # noqa: ARG001 - the VM's signature
-        now = time.perf_counter_ns()
-        if sym.startswith("vm.builtin"):
-            return 0
-        if before:
-            state["t0"][sym] = now
-        else:
-            state["sum"] += (now - state["t0"][sym]) / 1e3
-            state["kernels"] += 1
-        return 0
 
     got = {"tvm": [], "tvm_instr_wall": [], "tvm_kernels": [], "ort": []}
     kernel_calls = 0
 
     def run_tvm():
-        for _ in range(args.calls):
-            t = time.perf_counter_ns()
-            fn(inp)
-            got["tvm"].append((time.perf_counter_ns() - t) / 1e3)
+        got["tvm"].extend(timed_calls(fn, inp, args.calls, 0.0, 1e6) * 1e3)
 
     def run_tvm_instr():
+        # tvm_profile's instrument, one inference at a time: the kernels' sum per call
         nonlocal kernel_calls
-        vm.set_instrument(instrument)
-        try:
-            for _ in range(args.calls):
-                state["sum"], state["kernels"] = 0.0, 0
-                t = time.perf_counter_ns()
-                fn(inp)
-                got["tvm_instr_wall"].append((time.perf_counter_ns() - t) / 1e3)
-                got["tvm_kernels"].append(state["sum"])
-                kernel_calls = state["kernels"]
-        finally:
-            vm.set_instrument(None)
-
-    def run_ort():
         for _ in range(args.calls):
             t = time.perf_counter_ns()
-            sess.run(None, feed)
-            got["ort"].append((time.perf_counter_ns() - t) / 1e3)
+            per_kernel = tvm_kernel_times(vm, fn, inp, 1)
+            got["tvm_instr_wall"].append((time.perf_counter_ns() - t) / 1e3)
+            got["tvm_kernels"].append(sum(k["us"] for k in per_kernel.values()))
+            kernel_calls = sum(k["calls"] for k in per_kernel.values())
+
+    def run_ort():
+        got["ort"].extend(timed_calls(lambda _: sess.run(None, feed), None, args.calls, 0.0,
+                                      1e6) * 1e3)
 
     def run_ort_prof():
         for _ in range(args.calls):

@@ -18,19 +18,16 @@ export PYTHONPATH=$PWD
 mkdir -p "$HERE/runs"
 record_cpu "$HERE/cpu.txt"
 for m in $MODELS; do
-    case $m in
-        resnet152) db=results/experiments/tvm-allocation-2026-11-26/tuning; calls=8 ;;
-        swin_tiny_patch4_window7_224) db=results/experiments/tvm-six-models-2026-11-25/tuning; calls=8 ;;
-        *) db=results/experiments/tvm-six-models-2026-11-25/tuning; calls=40 ;;
-    esac
-    step "$PY" "$HERE/between.py" --model "$m" --tuning-dir "$db" --rounds 8 --calls "$calls" \
+    case $m in resnet152|swin_tiny_patch4_window7_224) calls=8 ;; *) calls=40 ;; esac
+    step "$PY" "$HERE/between.py" --model "$m" --tuning-dir "$(tvm_best_db "$m")" --rounds 8 \
+        --calls "$calls" \
         --json "$HERE/runs/$m.json" 2>&1 | grep -v '^\[[a-z]' | tee "$HERE/runs/$m.txt"
 done
 # The upper bound: wall against the kernels timed alone and summed (alone_sum.py), for the
 # small networks where the between-kernel time matters most.
 for m in ${ALONE_MODELS:-efficientnet_b0 mobilenetv2_100 squeezenet1_1}; do
     step "$PY" "$HERE/alone_sum.py" --model "$m" \
-        --tuning-dir results/experiments/tvm-six-models-2026-11-25/tuning \
+        --tuning-dir "$(tvm_best_db "$m")" \
         --json "$HERE/runs/$m-alone-sum.json" 2>&1 | grep -v '^\[[a-z]' \
         | tee "$HERE/runs/$m-alone-sum.txt"
 done

@@ -113,18 +113,11 @@ def _shape(entry) -> list:
 
 def ort_profile(onnx_path, x, threads):
     """An ORT session with its profiler on, as the suite makes it; returns (run, read): run()
-    runs the network once, read() ends profiling and gives {key: [node us, ...]} and every
-    node's op and us per run."""
-    import tempfile
+    runs the network once, read(skip_runs) ends profiling and gives {key: [[node us per run
+    after the first skip_runs], one list per node]}."""
+    from tvm_profile import profiling_session
 
-    import onnxruntime as ort
-
-    from converters.onnxruntime.session import session_options
-
-    so = session_options(threads)
-    so.enable_profiling = True
-    so.profile_file_prefix = str(Path(tempfile.mkdtemp()) / "ort")
-    sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+    sess = profiling_session(onnx_path, threads)
     feed = {sess.get_inputs()[0].name: x}
 
     def run():
@@ -165,12 +158,11 @@ def main() -> int:
     args = p.parse_args()
 
     import numpy as np
-    import tvm
     import tvm_ffi
 
     from converters.tvm import build, database, passes, rerank, tuning
     from edgebench.util import physical_cores
-    from tvm_setup import kernel_alone, load
+    from tvm_setup import load, timed_alone
 
     m = load(args.model, args.src)
     target, src = m.target, m.db_dir
@@ -218,16 +210,14 @@ def main() -> int:
             .functions_items()}
     ceil = {gv.name_hint: f for gv, f in build.apply_database(m.lowered, target, dst)
             .functions_items()}
-    cfg = tuning.TuneConfig()
-    dev = tvm.cpu()
+    # the function the network calls for a task (its weights re-laid out ahead, if so)
+    kernel_of = {t.task_name: next(n for n in (t.task_name + "_prepacked", t.task_name)
+                                   if n in base) for t in chosen}
     kernels = {}
     for t in chosen:
-        name = t.task_name + "_prepacked" if t.task_name + "_prepacked" in base else t.task_name
+        name = kernel_of[t.task_name]
         for arm, funcs in (("database", base), ("ceiling", ceil)):
-            lib, tensors = kernel_alone(funcs[name], target)
-            ev = lib.mod.time_evaluator("main", dev, number=cfg.number, repeat=cfg.repeat,
-                                        min_repeat_ms=cfg.min_repeat_ms)
-            kernels[(t.task_name, arm)] = (ev, tensors, [])
+            kernels[(t.task_name, arm)] = (*timed_alone(funcs[name], target), [])
     from converters.onnxruntime.export import export_onnx
     onnx_path = str(export_onnx(m.spec, Path(args.cache_dir)).path)
     x = np.random.RandomState(0).standard_normal((1, *m.spec.input_size)).astype("float32")
@@ -264,7 +254,7 @@ def main() -> int:
                "ort_activation_us": round(silu_us, 1) if silu else None}
         for arm in ("database", "ceiling"):
             row[f"{arm}_us"] = round(float(np.median(kernels[(t.task_name, arm)][2])), 1)
-        name = t.task_name + "_prepacked" if t.task_name + "_prepacked" in base else t.task_name
+        name = kernel_of[t.task_name]
         # the extra trials and the re-rank may end on the very schedule the database had
         row["same_schedule"] = bool(tvm_ffi.structural_equal(base[name], ceil[name]))
         row["database_over_ort"] = round(row["database_us"] / ort_us, 3) if ort_us else None

@@ -20,18 +20,10 @@ export PYTHONPATH=$PWD
 # shellcheck source=experiments/lib.sh
 . experiments/lib.sh
 
-# Each model's best database so far (issue 33's table): resnet152's is --allocation share.
-best_db() {
-    case $1 in
-        resnet152) echo results/experiments/tvm-allocation-2026-11-26/tuning ;;
-        *) echo results/experiments/tvm-six-models-2026-11-25/tuning ;;
-    esac
-}
-
 mkdir -p "$HERE/runs" "$WORK"
 record_cpu "$HERE/cpu.txt"
 for m in $MODELS; do
-    step "$PY" "$HERE/ceiling.py" --model "$m" --from "$(best_db "$m")" --to "$WORK/tuning" \
+    step "$PY" "$HERE/ceiling.py" --model "$m" --from "$(tvm_best_db "$m")" --to "$WORK/tuning" \
         --top "$TOP" --extra "$EXTRA" --json "$HERE/runs/$m.json" 2> "$WORK/$m.log" \
         | tee "$HERE/runs/$m.txt"
     # the copy's sessions: the extra trials' count and seconds per task
