@@ -20,16 +20,24 @@ def pytest_collection_modifyitems(items):
     if unmarked:
         raise pytest.UsageError("tests that use the emulated lane need @pytest.mark.emulated, "
                                 "slow and timeout(5400): " + ", ".join(unmarked))
-    items.sort(key=lambda item: item.get_closest_marker("emulated") is not None)
+    # Their whole file goes last: pytest-xdist (--dist loadfile) hands out a file where its
+    # first test stands, and a worker given the lane's tests early would sit idle on them.
+    lane_files = {item.path for item in items if item.get_closest_marker("emulated")}
+    items.sort(key=lambda item: (item.path in lane_files, item.get_closest_marker("emulated") is not None))
+
+
+def pytest_configure(config):
+    emulated_jobs.configure()           # the session's main process only, before any worker
 
 
 def pytest_collection_finish(session):
+    # Every xdist worker collects the lane's tests: the first to get here starts the lane.
     if any(item.get_closest_marker("emulated") for item in session.items):
         emulated_jobs.start()
 
 
 def pytest_sessionfinish(session):
-    emulated_jobs.stop()
+    emulated_jobs.stop()                # the session's main process only
 
 
 @pytest.fixture(scope="session")

@@ -21,10 +21,19 @@ The jobs run one after another, each on the one before it:
          exported for jetson-agx-orin-cpu; rpc.sh stop; the artifact's parity inside the root
          with TVM's runtime library alone
 
-Started nowhere else: without the lane, nothing runs."""
+Started nowhere else: without the lane, nothing runs.
+
+The jobs run in a process of their own (``python tests/emulated_jobs.py FOLDER PARENT_PID``),
+one per test session, and write each job's outcome to FOLDER/<job>.json as it ends; a test
+waits for its job's file. So the lane serves a session split over pytest-xdist's workers
+(each worker collects the lane's tests, the first to claim FOLDER/runner.pid starts it, and
+the lane's tests may run in any worker), and it ends when the session's main process (xdist's
+controller) ends it, or dies."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -65,14 +74,85 @@ class Step:
 class Job:
     name: str
     steps: list[Step] = field(default_factory=list)
-    done: threading.Event = field(default_factory=threading.Event)
     skipped: str = ""                     # why it did not run (the job before it failed)
 
+    def to_json(self) -> dict:
+        return {"name": self.name, "skipped": self.skipped,
+                "steps": [dataclasses.asdict(step) for step in self.steps]}
 
-class Lane:
+    @classmethod
+    def from_json(cls, d: dict) -> Job:
+        return cls(d["name"], [Step(**step) for step in d["steps"]], skipped=d["skipped"])
+
+
+JOBS = ("setup", "item3", "item32", "item4")
+DIR_ENV = "EDGEBENCH_EMULATED_LANE_DIR"      # the session's lane folder, for xdist's workers
+OWNER_ENV = "EDGEBENCH_EMULATED_LANE_OWNER"  # the session's main process: the lane ends with it
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    tmp.replace(path)                       # whole or absent for a reader polling it
+
+
+class LaneClient:
+    """The lane as a test sees it, from any process of the session: its folder, and each
+    job's outcome once the runner has written it."""
+
     def __init__(self, folder: Path):
         self.folder = folder
-        self.jobs = {name: Job(name) for name in ("setup", "item3", "item32", "item4")}
+
+    @property
+    def artifact(self) -> Path:
+        return self.folder / "orin-cpu"
+
+    @property
+    def tune_summary(self) -> Path:
+        return self.folder / "tune.json"
+
+    def wait(self, name: str) -> Job:
+        """The job, once it has ended (each step is bounded by its own timeout), or a job
+        skipped with the reason where the runner ended without writing it."""
+        path = self.folder / f"{name}.json"
+        while not path.is_file():
+            if not _runner_alive(self.folder):
+                if path.is_file():         # written just before it exited
+                    break
+                log = self.folder / "runner.log"
+                tail = log.read_text(errors="replace")[-3000:] if log.is_file() else ""
+                return Job.from_json({"name": name, "steps": [], "skipped":
+                                      f"the lane's runner ended before this job did:\n{tail}"})
+            time.sleep(2)
+        return Job.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _runner_pid(folder: Path) -> int | None:
+    try:
+        return int((folder / "runner.pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _runner_alive(folder: Path) -> bool:
+    pid = _runner_pid(folder)
+    if pid is None:                          # claimed, pid not written yet
+        return (folder / "runner.pid").exists()
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(OSError):      # a zombie (ours, not yet reaped) has ended too
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
+    return True
+
+
+class Lane(LaneClient):
+    """The lane's jobs, run in this process (the runner: ``main``)."""
+
+    def __init__(self, folder: Path):
+        super().__init__(folder)
+        self.jobs = {name: Job(name) for name in JOBS}
         self._proc: subprocess.Popen | None = None
         self._stopping = False
         self._thread = threading.Thread(target=self._run_all, name="emulated-lane", daemon=True)
@@ -179,14 +259,6 @@ class Lane:
                                  *ONE_IMAGE, "--out", str(self.folder / "item4")],
                        timeout=900, env={"TVM_USE_RUNTIME_LIB": "1"})
 
-    @property
-    def artifact(self) -> Path:
-        return self.folder / "orin-cpu"
-
-    @property
-    def tune_summary(self) -> Path:
-        return self.folder / "tune.json"
-
     # -------------------------------------------------------------- running them
     def _run_all(self) -> None:
         before = None
@@ -206,7 +278,7 @@ class Lane:
             except Exception as e:  # noqa: BLE001 - the lane's test reports it
                 job.steps.append(Step(["(the lane's runner)"], None, "", repr(e)))
             finally:
-                job.done.set()
+                _write_json(self.folder / f"{name}.json", job.to_json())
 
     def _setup(self) -> None:
         self._step("setup", ["bash", str(EMU / "setup.sh")], timeout=1200)
@@ -241,11 +313,6 @@ class Lane:
     def start(self) -> None:
         self._thread.start()
 
-    def wait(self, name: str) -> Job:
-        """The job, once it has ended (each step is bounded by its own timeout)."""
-        self.jobs[name].done.wait()
-        return self.jobs[name]
-
     def stop(self) -> None:
         """End what still runs when the session ends (interrupted, or the lane deselected
         after collection), RPC tracker and server included."""
@@ -269,22 +336,88 @@ def _kill_group(proc: subprocess.Popen) -> None:
         kill_group(proc)
 
 
-_lane: Lane | None = None
-
-
 def wanted() -> bool:
     return os.environ.get(LANE_ENV) == "1" and sys.platform == "linux"
 
 
-def start() -> Lane | None:
-    """Start the lane's jobs once (a no-op without EDGEBENCH_EMULATED_LANE=1 on Linux)."""
-    global _lane
-    if _lane is None and wanted():
-        _lane = Lane(Path(tempfile.mkdtemp(prefix="edgebench-emulated-lane-")))
-        _lane.start()
-    return _lane
+def session_folder() -> Path:
+    """The session's lane folder: made by the session's main process (``configure``), the
+    same for all of xdist's workers."""
+    folder = os.environ.get(DIR_ENV)
+    if not folder:
+        folder = os.environ[DIR_ENV] = tempfile.mkdtemp(prefix="edgebench-emulated-lane-")
+    return Path(folder)
+
+
+def configure() -> None:
+    """In the session's main process (xdist's controller), before any worker starts: a
+    fresh folder for this session's lane (never one inherited from an outer session)."""
+    if wanted() and not os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ[DIR_ENV] = tempfile.mkdtemp(prefix="edgebench-emulated-lane-")
+        os.environ[OWNER_ENV] = str(os.getpid())
+
+
+def start() -> LaneClient | None:
+    """Start the session's lane once, whichever process asks first (a no-op without
+    EDGEBENCH_EMULATED_LANE=1 on Linux); the lane as a test sees it."""
+    if not wanted():
+        return None
+    folder = session_folder()
+    try:                                     # the claim: one runner per session
+        fd = os.open(folder / "runner.pid", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return LaneClient(folder)
+    main_pid = os.environ.get(OWNER_ENV) or str(os.getpid())
+    with open(folder / "runner.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), str(folder), main_pid],
+                                cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    os.write(fd, str(proc.pid).encode())
+    os.close(fd)
+    return LaneClient(folder)
 
 
 def stop() -> None:
-    if _lane is not None:
-        _lane.stop()
+    """In the session's main process at its end: stop what still runs (interrupted, or the
+    lane deselected after collection), RPC tracker and server included, and wait for it."""
+    if not wanted() or os.environ.get("PYTEST_XDIST_WORKER") or not os.environ.get(DIR_ENV):
+        return
+    folder = Path(os.environ[DIR_ENV])
+    pid = _runner_pid(folder)
+    if pid is None:                          # no lane this session: nothing to keep
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    t = time.monotonic()
+    while _runner_alive(folder) and time.monotonic() - t < 200:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)      # ours when this process started it
+        time.sleep(0.5)
+
+
+def main(folder: Path, owner: int) -> None:
+    """The runner: the jobs in order, until they end, SIGTERM, or the session's main process
+    (``owner``) is gone."""
+    lane = Lane(folder)
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    lane.start()
+    while lane._thread.is_alive() and not stopped.is_set():
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            break
+        stopped.wait(2)
+    if lane._thread.is_alive():
+        lane.stop()
+    for name, job in lane.jobs.items():     # never started: said in the job's file
+        if not (folder / f"{name}.json").is_file():
+            job.skipped = job.skipped or "the test session ended first"
+            _write_json(folder / f"{name}.json", job.to_json())
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))            # edgebench.process, as in the session
+    main(Path(sys.argv[1]), int(sys.argv[2]))

@@ -29,8 +29,10 @@ class NullPredictor(Predictor):
             raise OutOfMemory(f"null: batch {batch.shape[0]} does not fit")
         mb = self.opts.get("null_alloc_mb", 0)
         if mb:      # a real allocation of MiB per sample (address space, not touched): what a
-            work = np.empty(batch.shape[0] * (int(mb) << 20), dtype=np.uint8)   # cap can refuse
-            work[:: 1 << 20] = 1
+            # cap (RLIMIT_AS) refuses at mmap. Not even a byte a MiB is written: numpy asks for
+            # huge pages on large arrays, so each such write faulted in 2 MiB of zeroes, and
+            # the step-down test spent a minute of kernel time zeroing memory nobody reads.
+            work = np.empty(batch.shape[0] * (int(mb) << 20), dtype=np.uint8)
             del work
         time.sleep(self.opts.get("null_sleep_ms", 0.0) / 1e3)
         # Logits that do not follow the image: parity against any real model fails.

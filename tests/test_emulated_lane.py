@@ -113,6 +113,26 @@ def test_emulation_seen_when_uname_and_kernel_disagree(monkeypatch):
     assert "not measurements" in emu["note"]
 
 
+def test_a_lane_job_is_read_back_from_another_process_and_a_dead_runner_is_said(tmp_path):
+    """The lane's runner is a process of its own: a job it wrote is read back whole, steps
+    and all, by a test in any process; a runner that has ended without writing a job gives
+    that job as skipped, with the runner's log, instead of a wait that never ends."""
+    folder = tmp_path / "lane"
+    folder.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    (folder / "runner.pid").write_text(dead.stdout.strip())       # that process has exited
+    (folder / "runner.log").write_text("Traceback: the runner's last words\n")
+    job = emulated_jobs.Job("item3", [emulated_jobs.Step(["run.sh", "python"], 0, "out", "err", 12.5)])
+    emulated_jobs._write_json(folder / "item3.json", job.to_json())
+    client = emulated_jobs.LaneClient(folder)
+    got = client.wait("item3")
+    assert got == job and got.steps[0].show().startswith("$ run.sh python  -> 0 (12 s)")
+    gone = client.wait("item4")
+    assert gone.steps == [] and "runner ended before this job did" in gone.skipped
+    assert "the runner's last words" in gone.skipped
+
+
 # ----------------------------------------------------------------------------- the lane
 # Its commands run in the background from the start of the session (emulated_jobs.py); these
 # tests run last (conftest.py), wait for them and check what they wrote.
@@ -207,9 +227,13 @@ def test_suite_on_the_emulated_orin(lane):
 # follow the root's CPU load every 0.2 s, so over a latency window of a few QEMU calls the
 # two means differ by how the load moved between those instants. Seen: +2.4 % to +4.2 % on
 # 2026-11-25 (3 sweeps, experiments/power-modes-emulated), -7.5 % (MAXN) and -10.2 %
-# (MODE_50W) on 2026-11-26 (the lane alone, 3-4 calls per cell). 15 %: still fails on a wrong
-# unit or a missing rail (VIN_SYS_5V0 alone is over 30 % of the total, VDD_GPU_SOC about 16 %).
-JTOP_INA_TOLERANCE = 0.15
+# (MODE_50W) on 2026-11-26 (the lane alone, 3-4 calls per cell), -20.2 % (MAXN) the same day
+# with the lane beside two xdist workers on the 2 cores (experiments/ci-parallel-2026-11-26):
+# the more the load moves, the further apart. 25 %: still fails on a wrong unit or on the
+# largest rail missing (VIN_SYS_5V0 alone is over 30 % of the total); VDD_GPU_SOC (about 16 %)
+# is within this noise, and the rails' own reading is checked without it above
+# (test_recreated_tegra_files_read_by_the_suites_readers).
+JTOP_INA_TOLERANCE = 0.25
 
 
 @pytest.mark.emulated
