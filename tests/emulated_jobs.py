@@ -23,7 +23,7 @@ The jobs run one after another, each on the one before it:
 
 Started nowhere else: without the lane, nothing runs.
 
-The jobs run in a process of their own (``python tests/emulated_jobs.py FOLDER PARENT_PID``),
+The jobs run in a process of their own (``python tests/emulated_jobs.py FOLDER OWNER_PID``),
 one per test session, and write each job's outcome to FOLDER/<job>.json as it ends; a test
 waits for its job's file. So the lane serves a session split over pytest-xdist's workers
 (each worker collects the lane's tests, the first to claim FOLDER/runner.pid starts it, and
@@ -340,15 +340,6 @@ def wanted() -> bool:
     return os.environ.get(LANE_ENV) == "1" and sys.platform == "linux"
 
 
-def session_folder() -> Path:
-    """The session's lane folder: made by the session's main process (``configure``), the
-    same for all of xdist's workers."""
-    folder = os.environ.get(DIR_ENV)
-    if not folder:
-        folder = os.environ[DIR_ENV] = tempfile.mkdtemp(prefix="edgebench-emulated-lane-")
-    return Path(folder)
-
-
 def configure() -> None:
     """In the session's main process (xdist's controller), before any worker starts: a
     fresh folder for this session's lane (never one inherited from an outer session)."""
@@ -362,14 +353,14 @@ def start() -> LaneClient | None:
     EDGEBENCH_EMULATED_LANE=1 on Linux); the lane as a test sees it."""
     if not wanted():
         return None
-    folder = session_folder()
+    folder = Path(os.environ[DIR_ENV])       # made by configure(), the same in every worker
     try:                                     # the claim: one runner per session
         fd = os.open(folder / "runner.pid", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return LaneClient(folder)
-    main_pid = os.environ.get(OWNER_ENV) or str(os.getpid())
     with open(folder / "runner.log", "wb") as log:
-        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), str(folder), main_pid],
+        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), str(folder),
+                                 os.environ[OWNER_ENV]],
                                 cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     os.write(fd, str(proc.pid).encode())
