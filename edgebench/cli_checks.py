@@ -112,6 +112,9 @@ def validate(args) -> dict:
 
     _check_numbers(args)
     _check_repeats(args)
+    # First of the slow checks: it needs no model or data, and a refused mode then costs a
+    # second, not the import of timm (a minute under QEMU, jetson/emulated/).
+    power_modes = _power_modes(args)
     from .mlperf.settings import check_options as check_mlperf
 
     try:
@@ -177,7 +180,7 @@ def validate(args) -> dict:
     except ModelError as e:
         raise UsageError(str(e)) from None
     return {"variants": variants, "images": images, "evaluated": evaluated, "pythons": pythons,
-            "calibration": calibration, "power_modes": _power_modes(args)}
+            "calibration": calibration, "power_modes": power_modes}
 
 
 def _power_modes(args) -> dict | None:

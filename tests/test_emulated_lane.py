@@ -174,7 +174,8 @@ def lane():
 @pytest.mark.timeout(5400)
 def test_suite_on_the_emulated_orin(lane):
     """Item 3 on squeezenet1_1: device, power, device state, parity of every variant."""
-    (run,) = _job(lane, "item3").steps
+    export, run = _job(lane, "item3").steps
+    assert export.returncode == 0, export.stderr[-3000:]
     assert run.returncode == 0, run.stderr[-3000:]
     out = lane.folder / "item3"
     recs = _records(out)
@@ -190,6 +191,11 @@ def test_suite_on_the_emulated_orin(lane):
         assert rec["status"] == "ok", (variant, rec.get("reason"))
         if variant != "onnxruntime-int8":
             assert rec["max_abs_diff"] <= 1e-3, (variant, rec["max_abs_diff"])
+    # TVM: the library cross-compiled on this host for the Orin's CPU, loaded in the root
+    tvm_meta = parity["tvm"]["variant_meta"]
+    assert tvm_meta["artifact_dir"] == str(lane.untuned_artifact), tvm_meta
+    assert tvm_meta["target_name"] == "jetson-agx-orin-cpu" and tvm_meta["target"]["mtriple"] == \
+        "aarch64-linux-gnu" and tvm_meta["tuning"]["status"] == "untuned", tvm_meta
     # INT8 on aarch64: ONNX Runtime's ARM INT8 kernels, judged by the INT8 rule.
     int8 = parity["onnxruntime-int8"]
     assert int8["precision"] == "int8" and int8["criterion"].startswith("int8:"), int8
@@ -211,7 +217,7 @@ def test_suite_on_the_emulated_orin(lane):
     for variant, rec in ss.items():
         assert rec["status"] == "ok", (variant, rec.get("reason"))
         assert rec["mlperf"]["loadgen_version"].startswith("6.0.17"), rec["mlperf"]
-        assert rec["mlperf"]["query_count"] >= 8 and rec["mlperf"]["value"] > 0
+        assert rec["mlperf"]["query_count"] >= 4 and rec["mlperf"]["value"] > 0
         assert Path(rec["mlperf"]["logs"]["detail"]).is_file()
     meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
     state = meta["device_state"]

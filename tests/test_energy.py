@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 
 import pytest
@@ -24,19 +25,38 @@ def _standin_env() -> dict:
             "EDGEBENCH_POWER_SOURCE": "tegrastats"}
 
 
+def _read_lines(proc: subprocess.Popen, into: list[str]) -> None:
+    for line in proc.stdout:
+        if line.strip():
+            into.append(line)
+
+
+def _wait_for(out: list[str], n: int, limit_s: float = 60.0) -> None:
+    t_end = time.monotonic() + limit_s
+    while len(out) < n and time.monotonic() < t_end:
+        time.sleep(0.05)
+    assert len(out) >= n, f"the stand-in printed {len(out)} line(s) in {limit_s:.0f} s, not {n}"
+
+
 def test_standin_prints_orin_lines_whose_rails_follow_the_cpu_load():
+    # Counted as they come, not over a fixed time: with the other tests' workers busy, the
+    # stand-in's Python took long enough to start that 1.5 s gave 4 lines, not 5 (CI, 11-26).
     proc = subprocess.Popen([str(STANDIN_DIR / "tegrastats"), "--interval", "200"],
                             stdout=subprocess.PIPE, text=True)
+    out: list[str] = []
+    reader = threading.Thread(target=_read_lines, args=(proc, out), daemon=True)
+    reader.start()
     try:
+        _wait_for(out, 1)                     # it runs: its first 200 ms window is out
         t_end = time.monotonic() + 1.0
-        while time.monotonic() < t_end:       # one core busy (ours) for a while
+        while time.monotonic() < t_end:       # one core busy (ours) for 5 of its windows
             sum(i * i for i in range(20000))
-        time.sleep(0.5)
+        _wait_for(out, 7)                     # the windows of the busy second have come out
     finally:
         proc.terminate()
-        out, _ = proc.communicate(timeout=5)
-    lines = [parse_line(ln) for ln in out.splitlines() if ln.strip()]
-    assert len(lines) >= 5
+        proc.wait(timeout=5)
+        reader.join(timeout=5)
+    lines = [parse_line(ln) for ln in out]
     for r in lines:
         assert set(r["rails_mw"]) == RAILS and r["input_rail"] is None      # AGX Orin: no input rail
         assert r["ram_total_mb"] > 0 and r["cpus_online"] >= 1
