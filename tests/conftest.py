@@ -10,7 +10,7 @@ from testlib import make_image
 
 
 def pytest_collection_modifyitems(items):
-    # The emulated Orin lane's tests go last: its work (about 15 minutes, mostly under QEMU)
+    # The emulated Orin lane's tests go last: its work (45 minutes in CI, mostly under QEMU)
     # runs in the background from the start (emulated_jobs.py), beside the other tests, and
     # the lane's tests wait for it and check it.
     # A test that waits on the lane but is not marked would run early and sit on its

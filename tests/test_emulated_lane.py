@@ -4,7 +4,7 @@ Quick checks, no QEMU: the scripts pass shellcheck; the recreated Tegra files ar
 edgebench's own readers (power source, device state) the way a board's are; emulation is
 detected from the kernel, not from a marker.
 
-The lane itself (marked ``emulated`` and ``slow``; root, about 15 minutes, run in the background
+The lane itself (marked ``emulated`` and ``slow``; root, 45 minutes in CI, run in the background
 from the session's start by emulated_jobs.py; these tests run last and check what it wrote):
 jetson/emulated/setup.sh,
 then in the arm64 root under QEMU the suite on squeezenet1_1 with pytorch, onnxruntime, jax
@@ -155,7 +155,7 @@ def lane():
     # About 15 minutes of work plus the root's set-up (38 s cached, 2.3 min from nothing),
     # and it installs QEMU with apt-get: it runs where it is asked for. CI asks (.ci/run).
     if os.environ.get(LANE_ENV) != "1":
-        pytest.skip(f"the emulated Orin lane (~15 min, root, installs QEMU) runs only with "
+        pytest.skip(f"the emulated Orin lane (~45 min, root, installs QEMU) runs only with "
                     f"{LANE_ENV}=1, as CI (.ci/run) sets it")
     if sys.platform != "linux":
         pytest.skip("the emulated lane needs Linux (QEMU user mode, binfmt_misc)")
@@ -260,6 +260,7 @@ def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
     out = lane.folder / "item32"
     recs = {r["power_mode"]: r for r in _records(out / "sweep")}
     assert set(recs) == {"MAXN", "MODE_50W"}
+    compared = {}
     for mode, cpu, gpu in (("MAXN", 2201.6, 1300.5), ("MODE_50W", 1497.6, 816.0)):
         r = recs[mode]
         assert r["status"] in ("ok", "partial"), r["reason"]
@@ -271,13 +272,22 @@ def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
         assert p["source"] == "jtop", r["power_reason"]
         check = p["check"]
         assert check["source"] == "ina3221-sysfs" and check["n_samples"] >= 10
-        assert abs(check["rel_diff"]) <= JTOP_INA_TOLERANCE, check
+        # A jtop that served one sample throughout (its mean is its idle to the last digit,
+        # CI 2026-11-27 in MAXN: 9.338 W over the 16 s window, the files 14.24 W) is its
+        # service starved under QEMU beside the other tests, not a reading to compare; the
+        # other mode must then compare (a wrong unit or a missing rail shows in both modes).
+        stale = p["mean"] == p["idle"] and abs(p["net"]) < 1e-9
+        compared[mode] = None if stale else check["rel_diff"]
+        assert stale or abs(check["rel_diff"]) <= JTOP_INA_TOLERANCE, check
         # net power x time per sample, so it takes net power's sign. Not asserted positive:
         # under QEMU jtop's service can serve samples from before the load (2026-11-26,
         # MODE_50W: mean 12.21 W against an idle of 12.88 W, net -0.67 W).
-        assert r["energy_mj_per_sample"] is not None and p["net"] != 0
-        assert (r["energy_mj_per_sample"] > 0) == (p["net"] > 0), (r["energy_mj_per_sample"], p)
+        assert r["energy_mj_per_sample"] is not None
+        if not stale:
+            assert p["net"] != 0
+            assert (r["energy_mj_per_sample"] > 0) == (p["net"] > 0), (r["energy_mj_per_sample"], p)
         assert ("note" in p) == (p["net"] <= 0), p       # a non-positive net is explained
+    assert any(d is not None for d in compared.values()), f"jtop served one sample throughout: {compared}"
     meta = json.loads((out / "sweep" / "run.json").read_text(encoding="utf-8"))
     assert meta["power_modes"]["found"] == "0 MAXN"
     assert meta["power_modes"]["restored"]["ok"] is True
