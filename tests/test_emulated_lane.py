@@ -275,8 +275,11 @@ def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
         # A jtop that served one sample throughout (its mean is its idle to the last digit,
         # CI 2026-11-27 in MAXN: 9.338 W over the 16 s window, the files 14.24 W) is its
         # service starved under QEMU beside the other tests, not a reading to compare; the
-        # other mode must then compare (a wrong unit or a missing rail shows in both modes).
-        stale = p["mean"] == p["idle"] and abs(p["net"]) < 1e-9
+        # record says so (power_w.unchanged) and the other mode must then compare (a wrong
+        # unit or a missing rail shows in both modes).
+        stale = "unchanged" in p or (p["mean"] == p["idle"] and abs(p["net"]) < 1e-9)
+        if p["mean"] == p["idle"] and abs(p["net"]) < 1e-9:
+            assert "unchanged" in p, p
         compared[mode] = None if stale else check["rel_diff"]
         assert stale or abs(check["rel_diff"]) <= JTOP_INA_TOLERANCE, check
         # net power x time per sample, so it takes net power's sign. Not asserted positive:

@@ -265,6 +265,36 @@ def test_detect_takes_the_first_source_that_reads(tmp_path, monkeypatch):
     assert isinstance(src, InaSysfsSource) and reason == ""
 
 
+def test_a_reading_that_never_changes_over_a_window_is_said(tmp_path, monkeypatch):
+    """A reader that hands back the same total for every sample of a window (a starved jtop
+    service did so for 16 s in CI, 2026-11-27) gets a note in the record; a window in which a
+    rail moved gets none. The real INA3221 reader on a rail file tree: static files are the
+    one reading, and a rewritten current is the move."""
+    import time
+
+    from edgebench.telemetry import monitor as monitor_mod
+
+    monkeypatch.setattr(monitor_mod, "UNCHANGED_MIN_SPAN_S", 0.3)     # 2 s on a board
+    root = make_orin_sysfs(tmp_path)
+    cpu_current = root / "bus/i2c/devices/1-0040/hwmon/hwmon3/curr2_input"   # VDD_CPU_CV
+
+    def window_power(move: bool) -> dict:
+        mon = Monitor(interval_s=0.02, power=InaSysfsSource(str(root))).start()
+        with mon.window() as w:
+            w.n_items = 10
+            time.sleep(0.2)
+            if move:
+                cpu_current.write_text("640")
+            time.sleep(0.2)
+        mon.stop()
+        return mon.power_summary()[0]
+
+    still = window_power(move=False)
+    assert "ina3221-sysfs's reading did not change over the window" in still["unchanged"], still
+    moved = window_power(move=True)
+    assert "unchanged" not in moved and moved["mean"] > still["mean"], moved
+
+
 def test_monitor_integrates_an_ina_source(tmp_path):
     root = make_orin_sysfs(tmp_path)
     mon = Monitor(interval_s=0.02, power=InaSysfsSource(str(root)),

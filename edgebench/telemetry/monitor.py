@@ -48,6 +48,20 @@ def tree_rss_mb(proc: psutil.Process) -> float:
     return total / 2**20
 
 
+# A reader that hands back one sample for a whole window (jtop's client when its service is
+# starved: under QEMU beside CI's workers, 2026-11-27, MAXN's 16 s window was its idle to the
+# last digit) gives a figure that is not a measurement of the window. Real rails move by a
+# few mW between samples, so every sample of 2 s or more being equal is said, not hidden.
+UNCHANGED_MIN_SAMPLES = 5
+UNCHANGED_MIN_SPAN_S = 2.0
+
+
+def unchanged_note(source: str, n: int, span_s: float) -> str:
+    return (f"{source}'s reading did not change over the window ({n} samples, {span_s:.1f} s): "
+            "the source may have served one sample throughout (a stalled reader, e.g. a starved "
+            "jtop service), so the window's power may be older than the window")
+
+
 NET_AT_OR_BELOW_IDLE = ("mean power at or below the idle measured before the task: the load "
                         "drew no power above idle that this source resolved (samples older "
                         "than the window, or a load below the sensor's noise); net power and "
@@ -305,6 +319,10 @@ class Monitor:
             return None
         with self._lock:
             s = maths.energy_summary(self.watts, w.t0, w.t1, self.idle_w, w.n_items)
+            inside = [v for t, v in self.watts if w.t0 <= t <= w.t1]     # as read, no edges
+            span = w.t1 - w.t0
+            unchanged = (len(inside) if len(inside) >= UNCHANGED_MIN_SAMPLES
+                         and span >= UNCHANGED_MIN_SPAN_S and len(set(inside)) == 1 else 0, span)
             rails = {}
             for rail, pts in self.rails.items():
                 cut = maths.window(pts, w.t0, w.t1)
@@ -316,7 +334,8 @@ class Monitor:
                          if cut else None, "n_samples": len(cut)}
         w.power = {"mean": s["mean"], "idle": s["idle"], "net": s["net"], "rails": rails,
                    "window_s": s["window_s"], "n_items": w.n_items,
-                   "energy_mj_per_sample": s["energy_mj_per_sample"], "check": check}
+                   "energy_mj_per_sample": s["energy_mj_per_sample"], "check": check,
+                   "unchanged": unchanged}
         return w.power
 
     def power_summary(self, w: WindowSummary | None = None
@@ -338,6 +357,9 @@ class Monitor:
                  "caveat": getattr(self.power, "caveat", "") if self.power else ""}
         if p.get("check") is not None:
             power["check"] = self._check_figures(p["mean"], p["check"])
+        n_same, span = p["unchanged"]
+        if n_same:
+            power["unchanged"] = unchanged_note(power["source"] or "the power source", n_same, span)
         if p["net"] is not None and p["net"] <= 0:
             # Kept as measured (never clamped): the reader is told why it is not positive.
             power["note"] = NET_AT_OR_BELOW_IDLE
