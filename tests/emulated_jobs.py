@@ -1,11 +1,11 @@
 """The emulated Orin lane's work (jetson/emulated/, tests/test_emulated_lane.py), run in the
 background from the start of the test session.
 
-The lane is 45 minutes of wall time in CI (2026-11-27), most of it one process under QEMU, and it needs
-nothing from the other tests. Run in line, it added those minutes to CI's. So conftest.py
-starts it here as soon as collection shows that the lane will run, and moves the lane's tests
-to the end of the session: by then their work is done or nearly so, and they wait for it and
-check what it wrote. The x86 tests run meanwhile.
+The lane is 45 minutes of wall time in CI (2026-11-27), most of it one process under QEMU,
+and it needs nothing from the other tests. Run in line, it added those minutes to CI's. So
+conftest.py starts it here as soon as collection shows that the lane will run, and moves the
+lane's tests to the end of the session: by then their work is done or nearly so, and they
+wait for it and check what it wrote. The x86 tests run meanwhile.
 
 The jobs run one after another, each on the one before it:
   setup  jetson/emulated/setup.sh (2 minutes from nothing, mostly downloads)
