@@ -3,6 +3,8 @@
 #   . experiments/lib.sh
 # step CMD...            run CMD between two time-stamped lines, the second with its exit code
 # record_cpu FILE        the CPU's model name and widest vector extension (the VM changes kind)
+# start_experiment HERE  what an experiment's run.sh does first: PY (default .venv/bin/python),
+#                        the repository on PYTHONPATH, HERE/runs, the CPU in HERE/cpu.txt
 # keep_records HERE OUT TUNING_DIR MODELS FILES...
 #                        copy each model's FILES from OUT/<model>/ and its database's
 #                        tuning.json into HERE/runs/<model>/ (the databases stay git-ignored)
@@ -21,6 +23,13 @@ step() {
 record_cpu() {
     grep -m1 "model name" /proc/cpuinfo > "$1"
     grep -o -w -m1 -E "avx512f|avx2" /proc/cpuinfo | sort -u | tr '\n' ' ' >> "$1"
+}
+
+start_experiment() {
+    PY=${PY:-.venv/bin/python}
+    export PYTHONPATH=$PWD
+    mkdir -p "$1/runs"
+    record_cpu "$1/cpu.txt"
 }
 
 keep_records() {

@@ -320,9 +320,8 @@ class Monitor:
         with self._lock:
             s = maths.energy_summary(self.watts, w.t0, w.t1, self.idle_w, w.n_items)
             inside = [v for t, v in self.watts if w.t0 <= t <= w.t1]     # as read, no edges
-            span = w.t1 - w.t0
-            unchanged = (len(inside) if len(inside) >= UNCHANGED_MIN_SAMPLES
-                         and span >= UNCHANGED_MIN_SPAN_S and len(set(inside)) == 1 else 0, span)
+            same = len(inside) >= UNCHANGED_MIN_SAMPLES and len(set(inside)) == 1
+            unchanged = len(inside) if same and s["window_s"] >= UNCHANGED_MIN_SPAN_S else 0
             rails = {}
             for rail, pts in self.rails.items():
                 cut = maths.window(pts, w.t0, w.t1)
@@ -335,7 +334,7 @@ class Monitor:
         w.power = {"mean": s["mean"], "idle": s["idle"], "net": s["net"], "rails": rails,
                    "window_s": s["window_s"], "n_items": w.n_items,
                    "energy_mj_per_sample": s["energy_mj_per_sample"], "check": check,
-                   "unchanged": unchanged}
+                   "unchanged": unchanged}      # samples all equal (0: it moved, or too few)
         return w.power
 
     def power_summary(self, w: WindowSummary | None = None
@@ -357,9 +356,9 @@ class Monitor:
                  "caveat": getattr(self.power, "caveat", "") if self.power else ""}
         if p.get("check") is not None:
             power["check"] = self._check_figures(p["mean"], p["check"])
-        n_same, span = p["unchanged"]
-        if n_same:
-            power["unchanged"] = unchanged_note(power["source"] or "the power source", n_same, span)
+        if p["unchanged"]:
+            power["unchanged"] = unchanged_note(power["source"] or "the power source",
+                                                p["unchanged"], p["window_s"])
         if p["net"] is not None and p["net"] <= 0:
             # Kept as measured (never clamped): the reader is told why it is not positive.
             power["note"] = NET_AT_OR_BELOW_IDLE

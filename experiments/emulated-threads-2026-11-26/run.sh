@@ -7,7 +7,9 @@ cd "$(dirname "$0")"
 EMU=../../jetson/emulated/run.sh
 mkdir -p runs
 out=runs/$(date -u +%Y%m%dT%H%M%S).jsonl
-lscpu | grep -m1 "Model name" > cpu.txt
+# shellcheck source=experiments/lib.sh
+. ../lib.sh
+record_cpu cpu.txt
 arm() {  # arm LOAD THREADS
   local line
   line=$("$EMU" python "$PWD/probe.py" "$2" 2>>"${out%.jsonl}.stderr" | tail -1)

@@ -7,16 +7,13 @@
 #   bash experiments/tvm-between-kernels-2026-11-26/run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1                # the repository root
-PY=${PY:-.venv/bin/python}
 HERE=experiments/tvm-between-kernels-2026-11-26
 MODELS=${MODELS:-"mobilenetv2_100 efficientnet_b0 squeezenet1_1 swin_tiny_patch4_window7_224 resnet152"}
-export PYTHONPATH=$PWD
 
 # shellcheck source=experiments/lib.sh
 . experiments/lib.sh
 
-mkdir -p "$HERE/runs"
-record_cpu "$HERE/cpu.txt"
+start_experiment "$HERE"
 for m in $MODELS; do
     case $m in resnet152|swin_tiny_patch4_window7_224) calls=8 ;; *) calls=40 ;; esac
     step "$PY" "$HERE/between.py" --model "$m" --tuning-dir "$(tvm_best_db "$m")" --rounds 8 \

@@ -6,16 +6,13 @@
 #   bash experiments/tvm-threadpool-2026-11-26/run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1                # the repository root
-PY=${PY:-.venv/bin/python}
 HERE=experiments/tvm-threadpool-2026-11-26
 MODELS=${MODELS:-"efficientnet_b0 mobilenetv2_100"}
-export PYTHONPATH=$PWD
 
 # shellcheck source=experiments/lib.sh
 . experiments/lib.sh
 
-mkdir -p "$HERE/runs"
-record_cpu "$HERE/cpu.txt"
+start_experiment "$HERE"
 for m in $MODELS; do
     step "$PY" "$HERE/threadpool.py" build --model "$m" --tuning-dir "$(tvm_best_db "$m")" 2>&1 \
         | grep -v '^\[[a-z]'
