@@ -109,6 +109,20 @@ def test_the_variant_computes_where_its_target_runs():
     assert conv.compute_device({"tvm_target": "no-such-target"}) == "cpu"   # available() says why
 
 
+def test_a_gpu_targets_candidates_are_said_to_run_on_its_gpu():
+    # The H100 session's tuner said "16 thread(s) per candidate" for a CUDA target: the CPU's
+    # count, which says nothing about a GPU measurement. Resolved only: no GPU needed.
+    from converters.tvm import targets, tuning
+
+    cfg = tuning.TuneConfig()
+    h100, _ = targets.resolve_target("nvidia/nvidia-h100")
+    assert tuning.measured_where(cfg, h100) == (
+        "local, on the CUDA GPU", {"threads": None, "source": "the local CUDA GPU"})
+    remote = tuning.TuneConfig(rpc_tracker="127.0.0.1:9190", rpc_key="orin")
+    runner, threads = tuning.measured_where(remote, h100)
+    assert runner == "rpc 127.0.0.1:9190 key=orin" and threads["threads"] is None
+
+
 def test_fast_math_activations():
     """exp/erf-based activations are rewritten to TVM's vectorisable polynomials on LLVM
     targets (converters/tvm/fast_math.py) and stay within float32 rounding of PyTorch."""

@@ -135,12 +135,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
     if ms_logger.level == logging.NOTSET and not cfg.verbose:
         ms_logger.setLevel(logging.WARNING)
-    if cfg.rpc_tracker:
-        threads = {"threads": None, "source": "the device's RPC server (its TVM_NUM_THREADS)"}
-    else:
-        # The runner's worker processes inherit TVM_NUM_THREADS: candidates are measured
-        # with as many threads as the tuned build will run with.
-        threads = targets.configure_threads(target)
+    runner_name, threads = measured_where(cfg, target)
     mod, used, note = import_model(model, (batch, *input_size), importer, spec=spec, cache=cache)
     layout = passes.layout_for(target, db_dir, cfg.layout)
     conv2d = passes.conv2d_for(db_dir, cfg.conv2d)
@@ -165,7 +160,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "remaining": max(0, remaining), "trials_per_iter": per_iter,
             "max_trials_per_task": per_task_cap, "allocation": allocation,
             "importer": used, "importer_note": note,
-            "runner": f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}" if cfg.rpc_tracker else "local",
+            "runner": runner_name,
             "database": str(db_dir), "batch_size": batch, "layout": layout, "conv2d": conv2d,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
             "reused_records": reused}
@@ -249,6 +244,21 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "errors": state["errors"], "build_errors": state["build_errors"],
             "first_error": state["first_error"], "interrupted": interrupted,
             "per_task": after["per_task"]}
+
+
+def measured_where(cfg: TuneConfig, target) -> tuple[str, dict]:
+    """The runner's name and the threads a candidate is measured with, for the records."""
+    if cfg.rpc_tracker:
+        return (f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}",
+                {"threads": None, "source": "the device's RPC server (its TVM_NUM_THREADS)"})
+    if targets.is_gpu(target):
+        # Candidates run on the GPU: a CPU thread count says nothing about their measurement
+        # (the H100 session's first line read "16 thread(s) per candidate").
+        kind = target.kind.name.upper()
+        return f"local, on the {kind} GPU", {"threads": None, "source": f"the local {kind} GPU"}
+    # The runner's worker processes inherit TVM_NUM_THREADS: candidates are measured with as
+    # many threads as the tuned build will run with.
+    return "local", targets.configure_threads(target)
 
 
 def _catch_interrupts():
