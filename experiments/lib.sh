@@ -8,7 +8,9 @@
 # keep_records HERE OUT TUNING_DIR MODELS FILES...
 #                        copy each model's FILES from OUT/<model>/ and its database's
 #                        tuning.json into HERE/runs/<model>/ (the databases stay git-ignored)
-# tvm_best_db MODEL      the tuning dir of MODEL's best TVM database so far (issue 33's table)
+# tvm_best_db MODEL      the tuning dir of MODEL's best TVM database so far (issue 33's table),
+#                        restored from experiments/tvm-databases/ where the git-ignored copy
+#                        is missing (a fresh checkout)
 
 # (the exit code is kept before the second line's $(date) runs: that would reset $? to 0)
 step() {
@@ -47,9 +49,25 @@ keep_records() {
 }
 
 tvm_best_db() {
+    local dir
     case $1 in
-        resnet152) echo results/experiments/tvm-allocation-2026-11-26/tuning ;;   # --allocation share
-        vgg16) echo results/experiments/tvm-winograd-2026-11-26/tuning ;;         # --conv2d winograd
-        *) echo results/experiments/tvm-six-models-2026-11-25/tuning ;;
+        resnet152) dir=results/experiments/tvm-allocation-2026-11-26/tuning ;;   # --allocation share
+        vgg16) dir=results/experiments/tvm-winograd-2026-11-26/tuning ;;         # --conv2d winograd
+        *) dir=results/experiments/tvm-six-models-2026-11-25/tuning ;;
     esac
+    restore_tvm_db "$1" "$dir"
+    echo "$dir"
+}
+
+# The databases live in git-ignored tuning dirs; a fresh checkout has none, and retuning six
+# models is hours on 2 cores. Each archive holds <target>/<model>-CxHxW/ without its logs.
+restore_tvm_db() {
+    local model=$1 dir=$2 a
+    for a in experiments/tvm-databases/*/"$model"-*.tar.xz; do
+        [ -f "$a" ] || continue
+        [ -f "$dir/$(basename "$(dirname "$a")")/$(basename "$a" .tar.xz)/database_tuning_record.json" ] \
+            && continue
+        mkdir -p "$dir" && tar -xJf "$a" -C "$dir" && echo "restored $a into $dir" >&2
+    done
+    return 0
 }
