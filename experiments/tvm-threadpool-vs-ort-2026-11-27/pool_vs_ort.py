@@ -31,14 +31,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+# The pool's settings are the 2026-11-26 comparison's arms, taken from it, not written again.
+sys.path.insert(0, str(REPO / "experiments" / "tvm-threadpool-2026-11-26"))
+from threadpool import ARMS as POOL_ARMS, POOL_VARS  # noqa: E402
 
 ARMS = {
     "ort": ("onnxruntime", {}),
-    "tvm": ("tvm", {}),
-    "tvm-nobind": ("tvm", {"TVM_BIND_THREADS": "0"}),
-    "tvm-spin10x": ("tvm", {"TVM_THREAD_POOL_SPIN_COUNT": "3000000"}),
+    "tvm": ("tvm", POOL_ARMS["default"]),
+    "tvm-nobind": ("tvm", POOL_ARMS["nobind"]),
+    "tvm-spin10x": ("tvm", POOL_ARMS["spin10x"]),
 }
-POOL_VARS = ("TVM_THREAD_POOL_SPIN_COUNT", "TVM_BIND_THREADS")
 
 
 def _predictor(variant: str, args):
@@ -80,7 +82,9 @@ def measure(args) -> None:
     ms = timed_calls(pred, x, min_count=args.calls, min_s=args.seconds, max_s=4 * args.seconds)
     tuning = meta.get("tuning") or {}
     print(json.dumps({"variant": variant, "pool": {k: os.environ.get(k) for k in POOL_VARS},
-                      "threads": getattr(pred, "meta", {}).get("threads"),
+                      # what the predictor runs with: TVM's pool, or ORT's intra-op threads
+                      "threads": (pred.meta.get("cpu_threads") if variant == "tvm"
+                                  else pred.meta.get("intra_op_num_threads")),
                       "tuning": {k: tuning.get(k) for k in ("status", "trials", "database")},
                       "weights": meta["weights"], "calls": int(ms.size),
                       "p50_ms": float(np.median(ms)), "min_ms": float(ms.min())}))

@@ -14,9 +14,12 @@ WORK=results/experiments/tvm-threadpool-vs-ort-2026-11-27/rerank     # git-ignor
 
 start_experiment "$HERE"
 src=$(tvm_best_db mobilenetv2_100)
-rm -rf "$WORK" && mkdir -p "$WORK/tuning" "$HERE/runs/rerank"
-cp -r "$src"/. "$WORK/tuning/"
-find "$WORK/tuning" -mindepth 2 -maxdepth 2 -type d ! -name 'mobilenetv2_100-*' -exec rm -rf {} +
+rm -rf "$WORK" && mkdir -p "$HERE/runs/rerank"
+# The copy: mobilenetv2_100's database under each target folder, without its logs.
+for d in "$src"/*/mobilenetv2_100-*/; do
+    t=$WORK/tuning/$(basename "$(dirname "$d")")
+    mkdir -p "$t" && cp -r "$d" "$t/" && rm -rf "$t/$(basename "$d")/logs"
+done
 step "$PY" -m edgebench.tune --model mobilenetv2_100 --trials 0 --rerank 4 --tuning-dir "$WORK/tuning" \
     --no-progress --summary "$HERE/runs/rerank/rerank.json" > "$HERE/runs/rerank/rerank.log" 2>&1
 step "$PY" benchmarks/tvm_databases.py --model mobilenetv2_100 --tuning-dirs "$src" "$WORK/tuning" \

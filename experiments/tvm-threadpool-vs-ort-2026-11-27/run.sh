@@ -10,11 +10,13 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1                # the repository root
 HERE=experiments/tvm-threadpool-vs-ort-2026-11-27
 MODELS=${MODELS:-"mobilenetv2_100 efficientnet_b0 squeezenet1_1"}
+WORK=results/experiments/tvm-threadpool-vs-ort-2026-11-27     # git-ignored
 
 # shellcheck source=experiments/lib.sh
 . experiments/lib.sh
 
 start_experiment "$HERE"
+mkdir -p "$WORK"
 for m in $MODELS; do
     db=$(tvm_best_db "$m")
     case $m in      # how each best database was tuned (issue 33's table)
@@ -22,10 +24,15 @@ for m in $MODELS; do
         vgg16) flags="--conv2d winograd" ;;
         *) flags="" ;;
     esac
-    # Resumes an unfinished database; runs nothing where its 512 trials are there.
+    # Resumes an unfinished database; runs nothing where its 512 trials are there. Its summary
+    # and log replace the kept ones only when it tuned: a database restored from
+    # experiments/tvm-databases/ would otherwise overwrite them with an empty session.
     # shellcheck disable=SC2086  # word list
     step "$PY" -m edgebench.tune --model "$m" --trials 512 --tuning-dir "$db" --no-reuse $flags \
-        --no-progress --summary "$HERE/runs/tune-$m.json" > "$HERE/runs/tune-$m.log" 2>&1
+        --no-progress --summary "$WORK/tune-$m.json" > "$WORK/tune-$m.log" 2>&1
+    if grep -q '"trials_run": [1-9]' "$WORK/tune-$m.json" 2>/dev/null; then
+        cp "$WORK/tune-$m.json" "$WORK/tune-$m.log" "$HERE/runs/"
+    fi
     step "$PY" "$HERE/pool_vs_ort.py" prepare --model "$m" --tuning-dir "$db"
     step "$PY" "$HERE/pool_vs_ort.py" compare --model "$m" --tuning-dir "$db" \
         --reps "${REPS:-4}" --json "$HERE/runs/$m.json" 2>&1 | tee "$HERE/runs/$m.txt"
