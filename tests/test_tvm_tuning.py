@@ -142,6 +142,16 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert meta["sessions"][-1]["trials_per_iter"] == 4
     assert meta["sessions"][-1]["max_trials_per_task"] >= 4
     assert meta["sessions"][-1]["allocation"] == {"rule": "uniform"}      # the default
+    # The machine's speed, sampled after every measured batch (at most 4 candidates each;
+    # a data-movement task's space can hold fewer): one compute figure per CPU, one memory
+    # figure, and the last sample at the session's last trial.
+    speed = meta["sessions"][-1]["machine_speed"]
+    assert speed["samples"] == len(speed["trace"]) >= 1 and "error" not in speed, speed
+    steps = [b["trials"] - a["trials"] for a, b in zip([{"trials": 0}, *speed["trace"]],
+                                                        speed["trace"])]
+    assert all(1 <= n <= 4 for n in steps), steps
+    assert speed["trace"][-1]["trials"] == meta["sessions"][-1]["trials_run"]
+    assert all(len(s["compute_ms"]) == len(os.sched_getaffinity(0)) for s in speed["trace"])
 
     # 2. Resume: the same command counts the records toward --trials and runs the rest.
     # A second model's database for the same target (here a copy) pre-trains the cost model.

@@ -58,12 +58,15 @@ class Loop:
 
     Allocation: one round over all tasks, then MetaSchedule's gradient rule (pick the task
     with the largest weight x expected latency gain; alpha 0.2, window 3). ``per_iter`` and
-    ``per_task_cap`` hold one number per task (``batch_sizes``, ``task_caps``)."""
+    ``per_task_cap`` hold one number per task (``batch_sizes``, ``task_caps``).
+
+    ``probe`` (``machine_speed.Probe``, optional) is sampled after each batch's measurement;
+    ``speed`` holds the trace (trials done, task, sample)."""
 
     ALPHA, WINDOW = 0.2, 3
 
     def __init__(self, contexts, weights, database, cost_model, builder, runner, per_iter,
-                 per_task_cap, existing, on_batch):
+                 per_task_cap, existing, on_batch, probe=None):
         self.ctx, self.w = contexts, [float(x) for x in weights]
         self.db, self.cm, self.builder, self.runner = database, cost_model, builder, runner
         self.per_iter, self.cap = list(per_iter), list(per_task_cap)
@@ -72,6 +75,7 @@ class Loop:
         self.hist = [[b] if b else [] for b in self.best]
         self.alive = [True] * len(contexts)
         self.on_batch = on_batch
+        self.probe, self.speed = probe, []
         self.done = 0
         self.state = {"errors": 0, "build_errors": 0, "first_error": None}
 
@@ -110,6 +114,17 @@ class Loop:
                 best_i, best_g = i, g
         return best_i
 
+    def _sample_speed(self, task: str, batch: int):
+        """The machine's speed right after a batch was measured. A failed probe is noted in
+        the trace; it never stops the tuning."""
+        if self.probe is None:
+            return
+        try:
+            sample = self.probe.sample()
+        except Exception as e:  # noqa: BLE001
+            self.probe, sample = None, {"error": f"{type(e).__name__}: {e}"}
+        self.speed.append({"trials": self.done + batch, "task": task, **sample})
+
     def _step(self, i: int):
         from tvm.s_tir.meta_schedule.builder import BuilderInput
         from tvm.s_tir.meta_schedule.database import TuningRecord
@@ -132,6 +147,7 @@ class Loop:
         for k, f in zip(ok, futures):
             results[k] = f.result()
         ctx.notify_runner_results(cands, results)
+        self._sample_speed(ctx.task_name, len(cands))
         wl = self.db.commit_workload(ctx.mod)
         good_c, good_r = [], []
         for c, b, r in zip(cands, built, results):

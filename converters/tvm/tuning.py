@@ -37,7 +37,8 @@ from typing import Callable, Optional
 
 from edgebench.util import physical_cores
 
-from . import database, design_space, intrinsics, passes, runner, scheduler, targets, transfer
+from . import (database, design_space, intrinsics, machine_speed, passes, runner, scheduler,
+               targets, transfer)
 from .errors import TvmError
 from .importer import import_model
 
@@ -191,8 +192,10 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
                                                                        transfer_from)
         info["setup_s"] = round(time.perf_counter() - t_setup, 1)
         measurer = runner.make_runner(cfg)
+        # Candidates measured here, on this CPU: trace its speed (machine_speed).
+        probe = machine_speed.Probe() if runner_name == "local" else None
         loop = scheduler.Loop(contexts, weights, db, cost_model, runner.make_builder(cfg),
-                              measurer, batches, caps, before["per_task"], on_update)
+                              measurer, batches, caps, before["per_task"], on_update, probe)
         hit, old_handlers = _catch_interrupts()
         try:
             loop.run(remaining, stop=lambda: hit["signal"] is not None)
@@ -223,6 +226,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
               file=sys.stderr, flush=True)
     tuning_s = time.perf_counter() - t_tune
     after = database.tuning_summary(db_dir, tasks)
+    speed = machine_speed.session_record(loop.speed if loop else [], runner_name)
     if run_trials or interrupted or reused["records"]:
         database.record_session(db_dir, {
             "started_at": started_at, "layout": layout, "conv2d": conv2d, "batch_size": batch,
@@ -236,6 +240,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "cost_model_transfer": info.get("cost_model_transfer"),
             "reused_records": reused,
             "design_space": info.get("design_space"),
+            "machine_speed": speed,
             "target": targets.target_dict(target), "errors": state["errors"],
             "build_errors": state["build_errors"], **targets.tvm_versions()})
     return {**info, "trials_run": run_trials, "trials_after": after["trials"],
@@ -243,6 +248,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "tuning_s": round(tuning_s, 1), "wall_s": round(time.perf_counter() - t_start, 1),
             "errors": state["errors"], "build_errors": state["build_errors"],
             "first_error": state["first_error"], "interrupted": interrupted,
+            "machine_speed": speed,
             "per_task": after["per_task"]}
 
 
