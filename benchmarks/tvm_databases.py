@@ -56,14 +56,14 @@ def main(argv=None) -> int:
         db = database.db_dir_for(d, target, spec.name, spec.input_size)
         if not database.database_exists(db):
             p.error(f"no database for {spec.name} on this target in {d} (looked in {db})")
-        layout = passes.layout_for(target, db)   # the one it was tuned in
-        conv2d = passes.conv2d_for(db)           # likewise
+        lowering = passes.lowering_for(target, db)     # the choices it was tuned with
+        layout, conv2d = lowering["layout"], lowering["conv2d"]
         res = build.build_library(model, spec.input_size, 1, target, db_dir=db, spec=spec,
-                                  layout=layout, conv2d=conv2d)
+                                  **lowering)
         vm = VirtualMachine(res["executable"], tvm.cpu(0))
         runs[d] = {"fn": vm["main"], "vm": vm, "times": [],
                    "estimate_ms": res["tuning"]["estimate_ms"], "layout": layout,
-                   "conv2d": conv2d,
+                   "conv2d": conv2d, "spatial_mean": lowering["spatial_mean"],
                    "trials": res["tuning"]["trials"]}
         print(f"built {d}: {res['tuning']['trials']} trials, estimate "
               f"{res['tuning']['estimate_ms']} ms", file=sys.stderr, flush=True)

@@ -173,9 +173,10 @@ def main(argv=None) -> int:
                 f"(looked in {db})")
     x = np.random.RandomState(0).standard_normal((1, *spec.input_size)).astype("float32")
 
-    layout, conv2d = passes.layout_for(target, db), passes.conv2d_for(db)
+    lowering = passes.lowering_for(target, db)
+    layout, conv2d = lowering["layout"], lowering["conv2d"]
     res = build.build_library(spec.build(), spec.input_size, 1, target, db_dir=db, spec=spec,
-                              layout=layout, conv2d=conv2d)
+                              **lowering)
     vm = VirtualMachine(res["executable"], tvm.cpu(0))
     fn, inp = vm["main"], tvm.runtime.tensor(x)
     # Kernel -> its task's database figures (several kernels can share one workload).
@@ -228,7 +229,7 @@ def main(argv=None) -> int:
     untuned = [k for k in kernels if not k["tuned"]]
     out = {"model": spec.name, "weights": spec.weights, "weights_note": note,
            "tuning_dir": args.tuning_dir, "database": str(db), "layout": layout,
-           "conv2d": conv2d,
+           "conv2d": conv2d, "spatial_mean": lowering["spatial_mean"],
            "trials": res["tuning"]["trials"], "estimate_ms": res["tuning"]["estimate_ms"],
            "target": targets.target_dict(target), "tvm_threads": threads,
            "ort_version": ort.__version__, **targets.tvm_versions(),
@@ -243,7 +244,8 @@ def main(argv=None) -> int:
            "kernels": sorted(kernels, key=lambda k: -k["us"]),
            "ort_nodes": sorted(nodes, key=lambda nd: -nd["us"])}
 
-    print(f"{spec.name} ({spec.weights}), {layout}, conv2d {conv2d}, database {res['tuning']['trials']} trials, "
+    print(f"{spec.name} ({spec.weights}), {layout}, conv2d {conv2d}, "
+          f"mean {lowering['spatial_mean']}, database {res['tuning']['trials']} trials, "
           f"tuner estimate {res['tuning']['estimate_ms']} ms, TVM threads {threads['threads']}")
     print(f"wall p50 (ABBA, {w['tvm']['n']} calls each): TVM {w['tvm']['p50_ms']} ms "
           f"(fastest {w['tvm']['min_ms']}), ORT {w['ort']['p50_ms']} ms (fastest "

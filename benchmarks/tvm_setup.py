@@ -44,8 +44,7 @@ def load(model: str, tuning_dir: str, need_database: bool = True) -> TunedModel:
         raise SystemExit(f"no database for {spec.name} on this target in {tuning_dir} "
                          f"(looked in {db_dir})")
     mod, _, _ = importer.import_model(spec.build(), (1, *spec.input_size))
-    lowered = passes.lower_for_tuning(mod, target, passes.layout_for(target, db_dir),
-                                      passes.conv2d_for(db_dir))
+    lowered = passes.lower_for_tuning(mod, target, **passes.lowering_for(target, db_dir))
     return TunedModel(target, threads, spec, note, Path(db_dir), mod, lowered)
 
 

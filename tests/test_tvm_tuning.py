@@ -183,9 +183,12 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert t["status"] == "tuned", t
     assert t["trials"] == len(_records(db))
     assert t["tuning_s"] and t["tuning_s"] > 0
-    # Tuned in the CPU default, NHWC: 22 kernels + the input's transpose to NHWC.
+    # Tuned in the CPU default, NHWC, the global pool as a GEMV (spatial_mean matmul, the
+    # default for a new database): 21 kernels, the pool's GEMV and its input's reshape, and
+    # the input's transpose to NHWC (the reduction's form has 23 tasks).
     assert art.meta["layout"] == "NHWC" and meta["layout"] == "NHWC"
-    assert 0 < t["tasks_tuned"] <= t["tasks_total"] == 23
+    assert art.meta["spatial_mean"] == "matmul" and meta["spatial_mean"] == "matmul"
+    assert 0 < t["tasks_tuned"] <= t["tasks_total"] == 24
     assert Path(t["database"]) == db
     assert t["design_space"] == "wide-vector"       # the convs tile channels at the vector
     assert t["transfer_from"] == [str(sibling)]     # the artifact says what its tuning drew on
@@ -295,7 +298,8 @@ def test_rerank_remeasures_the_best_records_and_builds_apply_them(tuned_dir, tmp
 
     target, _ = targets.resolve_target("host")
     mod, _, _ = import_model(spec.build(), (1, *SIZE), "auto")
-    tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, "NHWC", "direct"), target)
+    lowered = passes.lower_for_tuning(mod, target, **passes.lowering_for(target, db))
+    tasks = passes.extract_tasks(lowered, target)
     rows = database.tuning_summary(db, tasks)["per_task"]
     rr = [t for t in rows if "reranked_us" in t]
     assert len(rr) == eligible
@@ -314,7 +318,8 @@ def test_rerank_remeasures_the_best_records_and_builds_apply_them(tuned_dir, tmp
     assert len(_records(db)) > n
     # --allocation share: batches by share of the arithmetic (4 for the largest, floor 2)
     alloc = json.loads((db / "tuning.json").read_text(encoding="utf-8"))["sessions"][-1]["allocation"]
-    assert alloc["rule"] == "share" and 2 * 23 <= alloc["first_round_trials"] < 4 * 23, alloc
+    assert alloc["rule"] == "share" and \
+        2 * len(tasks) <= alloc["first_round_trials"] < 4 * len(tasks), alloc
     assert alloc["largest_shares"][0]["batch"] == 4 and alloc["largest_shares"][0]["share"] > 0
     assert not database.reranked_dir(db).exists() and "run --rerank again" in r.stderr
 

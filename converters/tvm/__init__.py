@@ -14,6 +14,9 @@ Options (``spec.options``, from the CLI):
                  tuning database was made with, else NHWC on CPUs and NCHW on GPUs)
   tvm_conv2d     ``direct`` | ``winograd`` (3x3 stride-1 convs, NHWC; default: what the tuning
                  database was made with, else direct)
+  tvm_spatial_mean ``reduce`` | ``matmul`` (NHWC means over height and width; default: what
+                 the tuning database was made with, ``reduce`` for one from before the choice
+                 was recorded, else ``matmul``)
 
 Batch sizes: shapes are static. Batch 1 is compiled by ``convert``; any other batch size is
 compiled on its first call and cached on disk (an exported artifact holds the batch sizes it
@@ -208,16 +211,18 @@ class TvmConverter(Converter):
             raise SkipVariant(why)
         tuning_dir = opts.get("tuning_dir") or DEFAULT_TUNING_DIR
         db_dir = database.db_dir_for(tuning_dir, target, model, input_size)
-        layout = passes.layout_for(target, db_dir, opts.get("tvm_layout"))
         return {"target": target, "target_name": tname, "db_dir": db_dir,
-                "importer": opts.get("tvm_importer") or "auto", "layout": layout,
-                "conv2d": passes.conv2d_for(db_dir, opts.get("tvm_conv2d"))}
+                "importer": opts.get("tvm_importer") or "auto",
+                **passes.lowering_for(target, db_dir, opts.get("tvm_layout"),
+                                      opts.get("tvm_conv2d"), opts.get("tvm_spatial_mean"))}
 
     def _cache_paths(self, spec, cache: Path, batch: int, ctx: dict):
         key = spec.key("tvm", targets.target_json(ctx["target"]),
                        database.database_fingerprint(ctx["db_dir"]), targets.tvm_versions(),
                        passes.PIPELINE_VERSION, ctx["importer"], ctx["layout"],
-                       *(() if ctx["conv2d"] == "direct" else (ctx["conv2d"],)), f"b{batch}")
+                       *(() if ctx["conv2d"] == "direct" else (ctx["conv2d"],)),
+                       *(() if ctx["spatial_mean"] == "reduce" else
+                         (f"mean-{ctx['spatial_mean']}",)), f"b{batch}")
         folder = Path(cache) / "tvm"
         stem = f"{spec.name}-{key}-b{batch}"
         return folder / f"{stem}.so", folder / f"{stem}.json"
@@ -239,7 +244,8 @@ class TvmConverter(Converter):
         db_dir = ctx["db_dir"] if database.database_exists(ctx["db_dir"]) else None
         res = build.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
                                  importer=ctx["importer"], layout=ctx["layout"],
-                                 conv2d=ctx["conv2d"], spec=spec, cache=cache, out_path=so)
+                                 conv2d=ctx["conv2d"], spatial_mean=ctx["spatial_mean"],
+                                 spec=spec, cache=cache, out_path=so)
         from . import fast_math
 
         meta = {"tuning": database.tuning_meta(ctx["db_dir"] if db_dir else None, res["tuning"]),
@@ -247,6 +253,7 @@ class TvmConverter(Converter):
                 "fast_math": fast_math.DESCRIPTION if fast_math.applies_to(ctx["target"])
                 else None,
                 "importer": res["importer"], "layout": ctx["layout"], "conv2d": ctx["conv2d"],
+                "spatial_mean": ctx["spatial_mean"],
                 "batch_size": batch, "timings": res["timings"], **targets.tvm_versions()}
         if not db_dir:
             meta["tuning"]["database"] = str(ctx["db_dir"])
@@ -281,7 +288,8 @@ class TvmConverter(Converter):
         libs = export.libraries(art_dir, manifest)
         first = libs[min(libs)]
         meta = {k: manifest.get(k) for k in ("tuning", "target", "target_name", "importer",
-                                             "layout", "conv2d", "tvm", "tvm_ffi")}
+                                             "layout", "conv2d", "spatial_mean", "tvm",
+                                             "tvm_ffi")}
         meta["artifact_dir"] = str(art_dir)
         meta["compiled_batch_sizes"] = sorted(libs)
         meta["batch_mode"] = "exported artifact: only the batch sizes it holds"

@@ -167,12 +167,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how 3x3 stride-1 convs are computed: direct, or winograd (F(4x4,3x3), "
                         "NHWC only; fewer multiplies, a larger weight; default: the "
                         "database's, else direct)")
+    p.add_argument("--spatial-mean", choices=list(passes.SPATIAL_MEANS), default=None,
+                   help="how NHWC means over height and width (squeeze-excitation, global "
+                        "pooling) are computed: reduce, or matmul (a GEMV by a row of 1/HW, "
+                        "which the tuner vectorises over the channels; default: the "
+                        "database's, reduce for one from before the choice, else matmul)")
     p.add_argument("--importer", choices=["auto", "torch.export", "onnx"], default="auto",
                    help="model importer (default auto: torch.export, ONNX if that fails)")
     p.add_argument("--cuda-format", choices=["cubin", "ptx"], default="cubin",
                    help="compiled GPU kernel format in exported artifacts (default cubin)")
     p.add_argument("--trials-per-iter", type=int, default=None,
                    help="candidates per task per round (default: budget/tasks, 4..64)")
+    p.add_argument("--only-tasks", nargs="+", metavar="SUBSTRING", default=None,
+                   help="tune only the tasks whose name contains one of these (e.g. "
+                        "spatial_mean after --spatial-mean matmul on a database tuned before "
+                        "it); --trials then counts those tasks' records alone")
     p.add_argument("--allocation", choices=scheduler.ALLOCATIONS, default="uniform",
                    help="uniform (default): every task the same batch, as MetaSchedule does; "
                         "share: a task's batch size and trial cap follow its share of the "
@@ -225,12 +234,13 @@ def run(args, parsed) -> dict:
     target = parsed["target"]
     spec, weights_note = _load_model(args, parsed["input_size"])
     db_dir = database.db_dir_for(args.tuning_dir, target, spec.name, spec.input_size)
-    layout = passes.layout_for(target, db_dir, args.layout)
-    conv2d = passes.conv2d_for(db_dir, args.conv2d)
+    lowering = passes.lowering_for(target, db_dir, args.layout, args.conv2d, args.spatial_mean)
+    layout, conv2d, spatial_mean = (lowering[k] for k in ("layout", "conv2d", "spatial_mean"))
     summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
                      "input_size": list(spec.input_size), "target": targets.target_dict(target),
                      "target_name": parsed["target_name"], "database": str(db_dir),
-                     "layout": layout, "conv2d": conv2d, **targets.tvm_versions()}
+                     "layout": layout, "conv2d": conv2d, "spatial_mean": spatial_mean,
+                     **targets.tvm_versions()}
     model = spec.build()
     if args.rpc_tracker:
         summary["rpc"] = runner.check_rpc(args.rpc_tracker, args.rpc_key)
@@ -239,9 +249,10 @@ def run(args, parsed) -> dict:
             trials=args.trials, trials_per_iter=args.trials_per_iter,
             max_trials_per_task=args.max_trials_per_task, population=args.population,
             rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key, seed=args.seed,
-            layout=layout, conv2d=conv2d, verbose=args.verbose, transfer=args.transfer,
+            layout=layout, conv2d=conv2d, spatial_mean=spatial_mean, verbose=args.verbose,
+            transfer=args.transfer,
             transfer_from=args.transfer_from, design_space=args.design_space,
-            reuse=args.reuse, allocation=args.allocation)
+            reuse=args.reuse, allocation=args.allocation, op_names=args.only_tasks)
         prog = Progress(enabled=not args.no_progress and sys.stderr.isatty())
         try:
             res = tuning.tune(model, spec.input_size, args.batch_size, target, db_dir, cfg,
@@ -258,17 +269,19 @@ def run(args, parsed) -> dict:
             summary["interrupted"] = True
             return summary
     if args.rerank:
-        summary["rerank"] = _rerank(args, spec, model, target, db_dir, layout, conv2d)
+        summary["rerank"] = _rerank(args, spec, model, target, db_dir, layout, conv2d,
+                                    spatial_mean)
     if args.export:
         summary["export"] = export.export_artifact(
             args.export, spec, model, target, parsed["target_name"], parsed["batch_sizes"],
-            db_dir=db_dir, layout=layout, conv2d=conv2d, importer=args.importer,
+            db_dir=db_dir, layout=layout, conv2d=conv2d, spatial_mean=spatial_mean,
+            importer=args.importer,
             cuda_format=args.cuda_format, cache=Path(args.cache_dir))
     summary["measure"] = measure(args, parsed, spec, db_dir)
     return summary
 
 
-def _rerank(args, spec, model, target, db_dir, layout, conv2d) -> dict:
+def _rerank(args, spec, model, target, db_dir, layout, conv2d, spatial_mean) -> dict:
     """--rerank: the model's tasks, each task's best records re-measured (rerank.py)."""
     from . import rerank
     from .importer import import_model
@@ -277,7 +290,8 @@ def _rerank(args, spec, model, target, db_dir, layout, conv2d) -> dict:
         raise TvmError(f"--rerank: no tuning database in {db_dir}")
     mod, _, _ = import_model(model, (args.batch_size, *spec.input_size), args.importer,
                              spec=spec, cache=Path(args.cache_dir))
-    tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, layout, conv2d), target)
+    tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, layout, conv2d,
+                                                         spatial_mean=spatial_mean), target)
     cfg = tuning.TuneConfig(rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key)
 
     def say(i, n, row):

@@ -41,6 +41,9 @@ def validate(args) -> dict:
     if getattr(args, "conv2d", None) == "winograd" and args.layout == "NCHW":
         raise UsageError("--conv2d winograd needs the NHWC layout (TVM schedules its "
                          "transforms in NHWC): drop --layout NCHW")
+    if getattr(args, "spatial_mean", None) == "matmul" and args.layout == "NCHW":
+        raise UsageError("--spatial-mean matmul applies to NHWC means (in NCHW the mean's "
+                         "pixels are innermost already): drop --layout NCHW")
     if args.trials == 0 and not args.export and args.measure is None and not args.rerank:
         raise UsageError("nothing to do: --trials 0 without --export, --rerank or --measure")
     if args.rerank is not None and args.rerank < 2:

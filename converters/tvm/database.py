@@ -229,6 +229,7 @@ def record_session(db_dir: Path, session: dict) -> None:
     meta["target"] = session["target"]
     meta["layout"] = session.get("layout", "NCHW")
     meta["conv2d"] = session.get("conv2d", "direct")
+    meta["spatial_mean"] = session.get("spatial_mean", "reduce")
     atomic_write_json(db_dir / DB_META, meta)
     gi = db_dir / ".gitignore"
     if not gi.exists():

@@ -62,6 +62,7 @@ class TuneConfig:
     op_names: Optional[list] = None     # tune only tasks whose name contains one of these
     layout: Optional[str] = None        # conv2d layout (None: passes.layout_for's default)
     conv2d: Optional[str] = None        # direct | winograd (None: passes.conv2d_for's)
+    spatial_mean: Optional[str] = None  # reduce | matmul (None: passes.spatial_mean_for's)
     transfer: bool = False              # pre-train the cost model on sibling databases
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     reuse: bool = True                  # start shared kernels from sibling databases' records
@@ -140,10 +141,15 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     mod, used, note = import_model(model, (batch, *input_size), importer, spec=spec, cache=cache)
     layout = passes.layout_for(target, db_dir, cfg.layout)
     conv2d = passes.conv2d_for(db_dir, cfg.conv2d)
-    lowered = passes.lower_for_tuning(mod, target, layout, conv2d)
+    spatial_mean = passes.spatial_mean_for(db_dir, cfg.spatial_mean)
+    lowered = passes.lower_for_tuning(mod, target, layout, conv2d, spatial_mean=spatial_mean)
     tasks = passes.extract_tasks(lowered, target)
     if cfg.op_names:
+        every = tasks
         tasks = [t for t in tasks if any(o in t.task_name for o in cfg.op_names)]
+        if every and not tasks:
+            raise TvmError(f"no task's name contains any of {', '.join(cfg.op_names)} (the "
+                           f"tasks: {', '.join(sorted(t.task_name for t in every))})")
     if not tasks:
         raise TvmError("nothing to tune: the model lowered to no tunable TIR functions")
     # Reuse: kernels other models' databases for this target already tuned start from those
@@ -163,6 +169,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "importer": used, "importer_note": note,
             "runner": runner_name,
             "database": str(db_dir), "batch_size": batch, "layout": layout, "conv2d": conv2d,
+            "spatial_mean": spatial_mean,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
             "reused_records": reused}
     profile = (layout, design_space.session_space(cfg.design_space, target, layout))
@@ -229,7 +236,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     speed = machine_speed.session_record(loop.speed if loop else [], runner_name)
     if run_trials or interrupted or reused["records"]:
         database.record_session(db_dir, {
-            "started_at": started_at, "layout": layout, "conv2d": conv2d, "batch_size": batch,
+            "started_at": started_at, "layout": layout, "conv2d": conv2d,
+            "spatial_mean": spatial_mean, "batch_size": batch,
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
             "trials_per_iter": info["trials_per_iter"],
             "max_trials_per_task": info["max_trials_per_task"],
