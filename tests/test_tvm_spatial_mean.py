@@ -12,7 +12,7 @@ tvm = pytest.importorskip("tvm", reason="apache-tvm not installed (pip install '
 
 def _squeeze_excite_net():
     """A conv, a squeeze-excitation block (mean keepdim) and a global pool (mean) + head:
-    the two kinds of spatial mean EfficientNet-B0 has."""
+    the two kinds of spatial mean EfficientNet-B0 has (at 28x28: SPATIAL_MEAN_MIN_PIXELS)."""
     import torch
 
     class Net(torch.nn.Module):
@@ -38,17 +38,17 @@ def test_nhwc_spatial_means_become_one_gemv_task_and_keep_parity():
 
     net = _squeeze_excite_net()
     target, _ = targets.resolve_target("host")
-    x = np.random.RandomState(0).standard_normal((1, 8, 12, 12)).astype(np.float32)
+    x = np.random.RandomState(0).standard_normal((1, 8, 28, 28)).astype(np.float32)
     ref = net(torch.from_numpy(x)).detach().numpy()
     names = {}
     for form in ("reduce", "matmul"):
-        res = build.build_library(net, (8, 12, 12), 1, target, layout="NHWC", spatial_mean=form)
+        res = build.build_library(net, (8, 28, 28), 1, target, layout="NHWC", spatial_mean=form)
         names[form] = [t.task_name for t in res["tasks"]]
         got = tvm.relax.VirtualMachine(res["executable"], tvm.cpu())["main"](
             tvm.runtime.tensor(x)).numpy()
         assert np.abs(got - ref).max() <= 1e-5, form
     # The reduction form has a mean task per shape; the GEMV form none, and one GEMV task for
-    # both means (same 12x12x16 input: one workload, weight 2).
+    # both means (same 28x28x16 input: one workload, weight 2).
     assert [n for n in names["reduce"] if n.startswith("mean")]
     assert not [n for n in names["matmul"] if n.startswith("mean")]
     assert [n for n in names["matmul"] if n.startswith("spatial_mean")] == ["spatial_mean1"]
@@ -72,12 +72,17 @@ def test_the_gemv_form_only_takes_static_float32_means_over_height_and_width():
         return [str(b.value.op.name) for b in mod["main"].body.blocks[0].bindings
                 if hasattr(b.value, "op") and hasattr(b.value.op, "name")]
 
-    rewritten = passes.spatial_mean_as_matmul(module((1, 7, 7, 32), [1, 2]))
+    rewritten = passes.spatial_mean_as_matmul(module((1, 28, 28, 32), [1, 2]))
     assert "relax.mean" not in ops(rewritten) and "relax.call_tir" in ops(rewritten)
-    assert "relax.mean" not in ops(passes.spatial_mean_as_matmul(module((1, 7, 7, 32), [-3, -2])))
-    for shape, axis, dtype in [((1, 7, 7, 32), [3], "float32"),       # a norm's mean
-                               ((1, 32, 7, 7), [2, 3], "float32"),    # NCHW: already innermost
-                               ((1, 7, 7, 32), [1, 2], "float16")]:
+    assert "relax.mean" not in ops(passes.spatial_mean_as_matmul(module((1, 28, 28, 32),
+                                                                        [-3, -2])))
+    # 14x14 (196 pixels): below the threshold, where the reduction measured faster.
+    assert ops(passes.spatial_mean_as_matmul(module((1, 14, 14, 32), [1, 2]))) == ["relax.mean"]
+    assert "relax.mean" not in ops(passes.spatial_mean_as_matmul(module((1, 14, 14, 32), [1, 2]),
+                                                                 min_pixels=0))
+    for shape, axis, dtype in [((1, 28, 28, 32), [3], "float32"),     # a norm's mean
+                               ((1, 32, 28, 28), [2, 3], "float32"),  # NCHW: already innermost
+                               ((1, 28, 28, 32), [1, 2], "float16")]:
         assert ops(passes.spatial_mean_as_matmul(module(shape, axis, dtype))) == ["relax.mean"]
 
 
@@ -123,4 +128,4 @@ def test_only_tasks_that_match_nothing_says_which_tasks_there_are(tmp_path, caps
                    "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 1, err
-    assert "no task's name contains any of winograd" in err and "spatial_mean1" in err
+    assert "no task's name contains any of winograd" in err and "mean1" in err

@@ -86,6 +86,16 @@ conv2d algorithm (--conv2d; default: the database's, else direct):
   (0.93x ONNX Runtime's), squeezenet1_1 0.98x, resnet152 1.01x (docs/tvm.md,
   "Winograd"). tuning.json records the choice, and builds from that database follow it.
 
+spatial means (--spatial-mean; default: the database's, reduce for one from before the
+choice, else matmul):
+  In NHWC a mean over height and width (squeeze-excitation, global pooling) is one reduction
+  whose channel loop sits outside its pixel loops: no schedule vectorises it. matmul computes
+  it as a GEMV by a row of 1/HW, from 28x28 pixels up. EfficientNet-B0's means at 16 trials:
+  0.16-0.38x the reduction's time from 28x28 up (112x112x32: 60 against 381 us); in the
+  network its pool family went from 2.91x ORT's to 0.94x (docs/tvm.md, "Spatial means").
+  Give an older database the GEMV form by tuning only its new tasks:
+  --spatial-mean matmul --only-tasks spatial_mean --trials 80.
+
 trial allocation (--allocation; default uniform):
   A round gives every task one batch of candidates, then MetaSchedule's gradient rule picks
   the task with the largest expected gain. With even batches (uniform) that first round took
