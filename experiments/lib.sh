@@ -11,6 +11,7 @@
 # tvm_best_db MODEL      the tuning dir of MODEL's best TVM database so far (issue 33's table),
 #                        restored from experiments/tvm-databases/ where the git-ignored copy
 #                        is missing (a fresh checkout)
+# tvm_best_flags MODEL   the edgebench.tune flags that database was tuned with
 
 # (the exit code is kept before the second line's $(date) runs: that would reset $? to 0)
 step() {
@@ -57,6 +58,14 @@ tvm_best_db() {
     esac
     restore_tvm_db "$1" "$dir"
     echo "$dir"
+}
+
+tvm_best_flags() {
+    case $1 in
+        resnet152) echo "--allocation share" ;;
+        vgg16) echo "--conv2d winograd" ;;
+        *) echo "" ;;
+    esac
 }
 
 # The databases live in git-ignored tuning dirs; a fresh checkout has none, and retuning six

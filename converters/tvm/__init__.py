@@ -221,8 +221,10 @@ class TvmConverter(Converter):
                        database.database_fingerprint(ctx["db_dir"]), targets.tvm_versions(),
                        passes.PIPELINE_VERSION, ctx["importer"], ctx["layout"],
                        *(() if ctx["conv2d"] == "direct" else (ctx["conv2d"],)),
+                       # the threshold decides which means are rewritten
                        *(() if ctx["spatial_mean"] == "reduce" else
-                         (f"mean-{ctx['spatial_mean']}",)), f"b{batch}")
+                         (f"mean-{ctx['spatial_mean']}-{passes.SPATIAL_MEAN_MIN_PIXELS}",)),
+                       f"b{batch}")
         folder = Path(cache) / "tvm"
         stem = f"{spec.name}-{key}-b{batch}"
         return folder / f"{stem}.so", folder / f"{stem}.json"

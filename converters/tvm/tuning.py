@@ -139,10 +139,9 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         ms_logger.setLevel(logging.WARNING)
     runner_name, threads = measured_where(cfg, target)
     mod, used, note = import_model(model, (batch, *input_size), importer, spec=spec, cache=cache)
-    layout = passes.layout_for(target, db_dir, cfg.layout)
-    conv2d = passes.conv2d_for(db_dir, cfg.conv2d)
-    spatial_mean = passes.spatial_mean_for(db_dir, cfg.spatial_mean)
-    lowered = passes.lower_for_tuning(mod, target, layout, conv2d, spatial_mean=spatial_mean)
+    lowering = passes.lowering_for(target, db_dir, cfg.layout, cfg.conv2d, cfg.spatial_mean)
+    layout, conv2d, spatial_mean = (lowering[k] for k in ("layout", "conv2d", "spatial_mean"))
+    lowered = passes.lower_for_tuning(mod, target, **lowering)
     tasks = passes.extract_tasks(lowered, target)
     if cfg.op_names:
         every = tasks

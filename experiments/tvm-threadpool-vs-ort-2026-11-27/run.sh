@@ -19,11 +19,7 @@ start_experiment "$HERE"
 mkdir -p "$WORK"
 for m in $MODELS; do
     db=$(tvm_best_db "$m")
-    case $m in      # how each best database was tuned (issue 33's table)
-        resnet152) flags="--allocation share" ;;
-        vgg16) flags="--conv2d winograd" ;;
-        *) flags="" ;;
-    esac
+    flags=$(tvm_best_flags "$m")        # how that database was tuned (issue 33's table)
     # Resumes an unfinished database; runs nothing where its 512 trials are there. Its summary
     # and log replace the kept ones only when it tuned: a database restored from
     # experiments/tvm-databases/ would otherwise overwrite them with an empty session.
