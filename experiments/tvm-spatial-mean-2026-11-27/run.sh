@@ -47,5 +47,8 @@ for d in "$old" "$new"; do
     step "$PY" "$COMPARE" compare --model "$M" --tuning-dir "$d" --arms ort,tvm --reps 4 \
         --json "$HERE/runs/$M-$name-vs-ort.json" 2>&1 | tee "$HERE/runs/$M-$name-vs-ort.txt"
 done
-step "$PY" benchmarks/tvm_profile.py --model "$M" --tuning-dir "$new" \
-    --json "$HERE/runs/$M-gemv-profile.json" > "$HERE/runs/$M-gemv-profile.txt" 2>&1
+for d in "$new" "$old"; do
+    name=$([ "$d" = "$new" ] && echo gemv || echo reduce)
+    step "$PY" benchmarks/tvm_profile.py --model "$M" --tuning-dir "$d" \
+        --json "$HERE/runs/$M-$name-profile.json" > "$HERE/runs/$M-$name-profile.txt" 2>&1
+done
