@@ -12,6 +12,10 @@
 #                        restored from experiments/tvm-databases/ where the git-ignored copy
 #                        is missing (a fresh checkout)
 # tvm_best_flags MODEL   the edgebench.tune flags that database was tuned with
+# tune_best_db MODEL WORK DEST
+#                        complete MODEL's best database to 512 trials with those flags (a
+#                        no-op where they are there); its summary and log go to WORK and are
+#                        copied into DEST only when the session tuned
 
 # (the exit code is kept before the second line's $(date) runs: that would reset $? to 0)
 step() {
@@ -66,6 +70,21 @@ tvm_best_flags() {
         vgg16) echo "--conv2d winograd" ;;
         *) echo "" ;;
     esac
+}
+
+tune_best_db() {
+    local m=$1 work=$2 dest=$3 flags
+    flags=$(tvm_best_flags "$m")
+    # A database restored from experiments/tvm-databases/ runs an empty session: its summary
+    # would overwrite the kept one, so only a session that tuned is copied.
+    # shellcheck disable=SC2086  # word list
+    step "${PY:-.venv/bin/python}" -m edgebench.tune --model "$m" --trials 512 \
+        --tuning-dir "$(tvm_best_db "$m")" --no-reuse $flags --no-progress \
+        --summary "$work/tune-$m.json" > "$work/tune-$m.log" 2>&1
+    if grep -q '"trials_run": [1-9]' "$work/tune-$m.json" 2>/dev/null; then
+        cp "$work/tune-$m.json" "$work/tune-$m.log" "$dest/"
+    fi
+    return 0
 }
 
 # The databases live in git-ignored tuning dirs; a fresh checkout has none, and retuning six

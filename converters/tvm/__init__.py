@@ -42,7 +42,9 @@ Layout of this package (one job per module):
   transfer.py      what the cost model learns first: warm start, other databases
   export.py        exported artifacts: libraries, manifest, sha256 checks, cross-compiling
   cuda_export.py   CUDA kernels compiled with NVRTC into an exported library
+  predictor.py     the loaded variant: the Relax VM, one library per batch size
   cli.py           the ``tune`` command (``python -m edgebench.tune``, via ``commands``)
+  cli_help.py      that command's ``--help`` text beyond the options
   cli_checks.py    what can be wrong with the tune command's input (exit 2 before any work)
   progress.py      that command's progress display
 
@@ -55,16 +57,14 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 from edgebench.cache_integrity import check_cached
 from edgebench.util import atomic_write_json
 
 from .. import register
-from ..base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor,
-                    SkipVariant)
+from ..base import Artifact, Availability, Converter, ModelSpec, Predictor, SkipVariant
 from . import build, database, passes, targets
 from .errors import TargetError
+from .predictor import TvmPredictor
 
 DEFAULT_TUNING_DIR = "results/tuning"
 
@@ -345,64 +345,3 @@ def _cross_reason(target) -> str:
         return ""
     return (f"target host is {arch}, this machine is {here}: cross-compile with "
             "python -m edgebench.tune --target ... --export DIR and load it on the device")
-
-
-class TvmPredictor(Predictor):
-    """Calls the Relax VM; one compiled library per batch size."""
-
-    def __init__(self, conv: TvmConverter, spec, dev, libs: dict, ctx, cache, meta):
-        self.conv, self.spec, self.dev = conv, spec, dev
-        self.ctx, self.cache = ctx, cache
-        self.libs = {int(b): p for b, p in libs.items()}
-        self.meta = meta
-        # An exported artifact runs only the batch sizes it holds (the measurements adapt);
-        # a build here compiles any other size on first use.
-        self.batch_sizes = sorted(self.libs) if ctx is None else None
-        self._vms: dict = {}
-        for b in list(self.libs)[:1]:
-            self._get(b)
-
-    def _get(self, b: int):
-        if b in self._vms:
-            return self._vms[b]
-        import tvm
-        # The runtime's VM (relax.VirtualMachine is the same class): importing tvm.relax
-        # needs the compiler library, which a device running an exported artifact may lack.
-        from tvm.runtime.vm import VirtualMachine
-
-        if b not in self.libs:
-            if self.ctx is None:
-                raise ValueError(f"this exported TVM artifact holds batch sizes "
-                                 f"{sorted(self.libs)}; batch {b} was not exported")
-            path, meta, _ = self.conv._compiled(self.spec, self.cache, b, self.ctx)
-            self.libs[b] = str(path)
-            if meta.get("cache_rebuilt"):   # the worker copies it into the record
-                why = f"batch {b}: {meta['cache_rebuilt']}"
-                prev = self.meta.get("cache_rebuilt")
-                self.meta["cache_rebuilt"] = f"{prev}; {why}" if prev else why
-        lib = tvm.runtime.load_module(str(self.libs[b]))
-        vm = VirtualMachine(lib, self.dev)
-        shape = (b, *self.spec.input_size)
-        inp = tvm.runtime.empty(shape, "float32", self.dev)
-        self._vms[b] = (vm, vm["main"], inp)
-        return self._vms[b]
-
-    def __call__(self, batch: np.ndarray) -> np.ndarray:
-        try:
-            vm, fn, inp = self._get(int(batch.shape[0]))
-            inp.copyfrom(np.ascontiguousarray(batch, dtype=np.float32))
-            out = fn(inp)
-            if not hasattr(out, "numpy"):
-                out = out[0]
-            return out.numpy()
-        except (MemoryError,) as e:
-            raise OutOfMemory(str(e)) from e
-        except Exception as e:  # noqa: BLE001
-            msg = str(e)
-            if any(s in msg for s in ("out of memory", "Out of memory", "OUT_OF_MEMORY",
-                                      "cannot allocate", "Failed to allocate")):
-                raise OutOfMemory(msg.splitlines()[-1][:300]) from e
-            raise
-
-    def close(self) -> None:
-        self._vms.clear()

@@ -30,114 +30,11 @@ from edgebench.util import atomic_write_text
 from . import (database, design_space, export, machine_speed, passes, runner, scheduler,
                targets, tuning, winograd)
 from .cli_checks import _cross, validate
+from .cli_help import EPILOG
 from .errors import ExportError, RpcError, TvmError
 from .progress import Progress
 
 CACHE_DIR = "results/cache"
-
-EPILOG = """\
-targets:
-  host              LLVM for this machine's CPU (mcpu detected, e.g. znver5; all physical cores)
-  jetson-agx-orin   TVM tag nvidia/jetson-agx-orin-64gb: CUDA sm_87 kernels + aarch64 host code
-  jetson-agx-orin-cpu  the Orin's 12 Cortex-A78AE cores alone: LLVM aarch64-linux-gnu
-                    (tune over RPC on a board or on jetson/emulated/'s emulated Orin)
-  <tag>             any TVM target tag, e.g. nvidia/jetson-agx-orin-32gb
-  '{"kind": ...}'   a JSON target, e.g. '{"kind": "llvm", "mcpu": "neoverse-v2", "num-cores": 8}'
-
-tuning database:
-  <tuning-dir>/<target-slug>/<model>-CxHxW/database_{workload,tuning_record}.json (MetaSchedule
-  JSON database; every measured candidate is appended at once) + tuning.json (sessions, seconds).
-  --trials is the TOTAL budget for the model on that target: records already in the database
-  count toward it, so re-running the same command resumes an interrupted run and a larger
-  --trials continues a finished one. The edgebench "tvm" variant applies the database
-  automatically (option tuning_dir).
-
-reuse across models (on unless --no-reuse):
-  A task whose kernel (same workload, same target) is already in another model's database
-  under --tuning-dir (or --transfer-from) starts from that database's 32 best records, copied
-  in: they are measurements of this very kernel on this target, and they count toward
-  --trials. ResNet-50, -101 and -152 share all 29 tasks: resnet152's 512-trial database
-  gives 491 records (32 per task at most), so a 512-trial ResNet-50 session after it runs 21
-  trials; the six study models share only the input's transpose.
-  tuning.json and every record (tuning.reused_from) say which databases were drawn on.
-
-cost-model transfer (off unless asked for):
-  --transfer trains MetaSchedule's cost model, before the first search, on the measurements
-  in the other models' databases for the same target (siblings of this model's database);
-  --transfer-from DIR adds (or names alone) other databases. Only databases tuned in the
-  same layout and design space are used. It helped in NCHW with MetaSchedule's default
-  space (network p50 4-5% lower over three seeds at 512 trials), but not in today's CPU
-  default, NHWC with vector-width tiling: 8% slower with a SqueezeNet database of that kind,
-  75% slower with the NCHW ones (docs/tvm.md, "Cost-model transfer"). Only the choice of
-  candidates changes; every record is still measured on this target. tuning.json records
-  which databases were used.
-
-design space:
-  On CPUs in NHWC, every conv and matmul whose output channels are a multiple of the vector
-  width tiles them at exactly one vector (16 floats on AVX-512, else 8 or 4); the other loops
-  are sampled as in MetaSchedule's default space. --design-space default turns it off.
-  mobilenetv2_100 at 512 trials: tuner estimate 1.74 ms against 3.04 ms (seed 0,
-  docs/tvm.md, "Vector-width tiling").
-
-conv2d algorithm (--conv2d; default: the database's, else direct):
-  winograd rewrites every 3x3 stride-1 conv with 16+ channels into F(4x4,3x3) Winograd
-  (NHWC only): a quarter of the multiplies, a weight four times larger, about twice the
-  tuning time. At 512 trials on a 2-core AVX2 CPU: vgg16 0.63x the direct build's p50
-  (0.93x ONNX Runtime's), squeezenet1_1 0.98x, resnet152 1.01x (docs/tvm.md,
-  "Winograd"). tuning.json records the choice, and builds from that database follow it.
-
-spatial means (--spatial-mean; default: the database's, reduce for one from before the
-choice, else matmul):
-  In NHWC a mean over height and width (squeeze-excitation, global pooling) is one reduction
-  whose channel loop sits outside its pixel loops: no schedule vectorises it. matmul computes
-  it as a GEMV by a row of 1/HW, from 28x28 pixels up. EfficientNet-B0's means at 16 trials:
-  0.16-0.38x the reduction's time from 28x28 up (112x112x32: 60 against 381 us); in the
-  network its pool family went from 2.91x ORT's to 0.94x (docs/tvm.md, "Spatial means").
-  Give an older database the GEMV form by tuning only its new tasks:
-  --spatial-mean matmul --only-tasks spatial_mean --trials 80.
-
-trial allocation (--allocation; default uniform):
-  A round gives every task one batch of candidates, then MetaSchedule's gradient rule picks
-  the task with the largest expected gain. With even batches (uniform) that first round took
-  29 x 17 = 493 of ResNet-152's 512 trials, and the 3x3 conv at 14x14 that holds 35% of its
-  arithmetic got 51. share sizes each task's batches by its share of the network's
-  arithmetic (calls x FLOPs; at least 2 candidates), and a task may take its share of the
-  budget. At 512 trials, network p50 against the uniform database (one process): ResNet-152
-  0.819x (that conv got 153 trials), but Swin-T 1.082x and MobileNetV2 1.210x: FLOPs miss
-  the time of memory-bound kernels (layer norms, softmaxes, depthwise convs), whose batches
-  shrank. So share is for networks whose time is in large convs (docs/tvm.md, "Trial
-  allocation").
-
-re-ranking (--rerank [K]; off unless asked for):
-  A task's best record is the minimum over all its candidates of one ~50 ms measurement; on a
-  CPU whose speed drifts, that minimum goes to a candidate measured at a fast moment. --rerank
-  builds each task's K best records again, runs them 3 times each in round robin, and writes
-  the fastest by median to <database>/reranked/ (rerank.json says what was measured), which
-  builds apply first; the original records stay. With --trials 0 it re-ranks an existing
-  database. ResNet-152's 14x14 conv after 128 more trials: its best re-ran at 1.88x its
-  stored time, its 4th record at 1.00x; --rerank 8 then made the network 0.835x. On the
-  512-trial database alone it changed nothing (1.009x): docs/tvm.md, "Re-ranking".
-
-remote measurement:
-  --rpc-tracker HOST:PORT --rpc-key KEY builds candidates here and measures them on the
-  device registered with that key, e.g. on the Orin:
-    python -m tvm.exec.rpc_server --tracker HOST:PORT --key orin
-  (see docs/tvm.md).
-
-export:
-  --export DIR writes DIR/model-b<B>.so (one per --batch-sizes value) and DIR/manifest.json
-  (target, TVM version, sha256 of each file, tuned or not). For jetson-agx-orin it
-  cross-compiles: aarch64 host code (needs aarch64-linux-gnu-g++) and CUDA kernels compiled
-  with NVRTC 12.2 to a cubin (or --cuda-format ptx) for sm_87. Load it with
-  --variants tvm --tvm-artifact DIR, or with the TVM runtime alone (docs/tvm.md).
-
-measuring the result:
-  The command ends by printing the edgebench.full command that measures the tuned database
-  (or the exported artifact) against ONNX Runtime: parity and latency, as records in a run
-  directory. --measure [DIR] runs it here, writing the run to DIR (default
-  results/run-<UTC timestamp>).
-"""
-
 
 NAME = "edgebench tune"     # the command in its error messages ("edgebench tune: error: ...")
 

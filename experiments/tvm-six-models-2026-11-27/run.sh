@@ -21,16 +21,8 @@ start_experiment "$HERE"
 mkdir -p "$WORK"
 for m in $MODELS; do
     db=$(tvm_best_db "$m")
-    flags=$(tvm_best_flags "$m")        # how that database was tuned (issue 33's table)
     mkdir -p "$HERE/runs/$m"
-    # Resumes an unfinished database; runs nothing where its 512 trials are there. The summary
-    # and log are kept only when it tuned (a restored database's session is empty).
-    # shellcheck disable=SC2086  # word list
-    step "$PY" -m edgebench.tune --model "$m" --trials 512 --tuning-dir "$db" --no-reuse $flags \
-        --no-progress --summary "$WORK/tune-$m.json" > "$WORK/tune-$m.log" 2>&1
-    if grep -q '"trials_run": [1-9]' "$WORK/tune-$m.json" 2>/dev/null; then
-        cp "$WORK/tune-$m.json" "$WORK/tune-$m.log" "$HERE/runs/$m/"
-    fi
+    tune_best_db "$m" "$WORK" "$HERE/runs/$m"      # resumes it, or tunes it here
     step "$PY" -m edgebench.full --models "$m" --variants tvm onnxruntime --tasks parity \
         --tuning-dir "$db" --out "$WORK/parity-$m" --resume > "$WORK/parity-$m.log" 2>&1
     cp "$WORK/parity-$m/results.jsonl" "$HERE/runs/$m/parity.jsonl"

@@ -19,16 +19,7 @@ start_experiment "$HERE"
 mkdir -p "$WORK"
 for m in $MODELS; do
     db=$(tvm_best_db "$m")
-    flags=$(tvm_best_flags "$m")        # how that database was tuned (issue 33's table)
-    # Resumes an unfinished database; runs nothing where its 512 trials are there. Its summary
-    # and log replace the kept ones only when it tuned: a database restored from
-    # experiments/tvm-databases/ would otherwise overwrite them with an empty session.
-    # shellcheck disable=SC2086  # word list
-    step "$PY" -m edgebench.tune --model "$m" --trials 512 --tuning-dir "$db" --no-reuse $flags \
-        --no-progress --summary "$WORK/tune-$m.json" > "$WORK/tune-$m.log" 2>&1
-    if grep -q '"trials_run": [1-9]' "$WORK/tune-$m.json" 2>/dev/null; then
-        cp "$WORK/tune-$m.json" "$WORK/tune-$m.log" "$HERE/runs/"
-    fi
+    tune_best_db "$m" "$WORK" "$HERE/runs"      # resumes it, or tunes it here
     step "$PY" "$HERE/pool_vs_ort.py" prepare --model "$m" --tuning-dir "$db"
     step "$PY" "$HERE/pool_vs_ort.py" compare --model "$m" --tuning-dir "$db" \
         --reps "${REPS:-4}" --json "$HERE/runs/$m.json" 2>&1 | tee "$HERE/runs/$m.txt"
