@@ -22,7 +22,10 @@ The jobs run one after another, each on the one before it:
          exported for jetson-agx-orin-cpu; rpc.sh stop; the artifact's parity inside the root
          with TVM's runtime library alone
 
-Started nowhere else: without the lane, nothing runs.
+Started nowhere else: without the lane, nothing runs. EDGEBENCH_EMULATED_JOBS=item32 (a
+comma-separated list) runs setup and the jobs named, and the other jobs' tests skip: for
+working on one item (a job that needs an earlier one's output finds it in .emulated from an
+earlier lane, or makes it: item32 converts squeezenet1_1 where item3 has not).
 
 The jobs run in a process of their own (``python tests/emulated_jobs.py FOLDER OWNER_PID``),
 one per test session, and write each job's outcome to FOLDER/<job>.json as it ends; a test
@@ -87,6 +90,17 @@ class Job:
 
 
 JOBS = ("setup", "item3", "item32", "item4")
+JOBS_ENV = "EDGEBENCH_EMULATED_JOBS"
+NOT_SELECTED = f"not selected ({JOBS_ENV})"
+
+
+def selected_jobs() -> set[str]:
+    """The jobs to run: all, or setup and those named in EDGEBENCH_EMULATED_JOBS."""
+    named = {n.strip() for n in os.environ.get(JOBS_ENV, "").split(",") if n.strip()}
+    unknown = named - set(JOBS)
+    if unknown:
+        raise ValueError(f"{JOBS_ENV}: no job {', '.join(sorted(unknown))} (jobs: {', '.join(JOBS)})")
+    return set(JOBS) if not named else named | {"setup"}
 DIR_ENV = "EDGEBENCH_EMULATED_LANE_DIR"      # the session's lane folder, for xdist's workers
 OWNER_ENV = "EDGEBENCH_EMULATED_LANE_OWNER"  # the session's main process: the lane ends with it
 
@@ -203,6 +217,10 @@ class Lane(LaneClient):
             self._step("item32", ["bash", jtop, "stop"], timeout=120, always=True)
             return
         try:
+            # A client stopped for longer than the service waits for it: jetson-stats' own
+            # client reads no new sample after it, edgebench's source asks for them again.
+            self._step("item32", [str(EMU / "run.sh"), "python", "tests/emulated_jtop_stall.py"],
+                       timeout=300)
             power = {"EDGEBENCH_POWER_SOURCE": "jtop", "EDGEBENCH_POWER_CHECK": "ina3221-sysfs"}
             self._step("item32", self._full("--power-modes", "MAXN,50W", "--out", str(out / "sweep")),
                        timeout=900, env=power)
@@ -282,12 +300,15 @@ class Lane(LaneClient):
     # -------------------------------------------------------------- running them
     def _run_all(self) -> None:
         before = None
+        chosen = selected_jobs()
         for name, body in (("setup", self._setup), ("item3", self._item3), ("item32", self._item32),
                            ("item4", self._item4)):
             job = self.jobs[name]
             try:
                 if self._stopping:
                     job.skipped = "the test session ended first"
+                elif name not in chosen:
+                    job.skipped = NOT_SELECTED
                 elif before is not None:
                     job.skipped = before
                 else:
@@ -373,6 +394,7 @@ def start() -> LaneClient | None:
     EDGEBENCH_EMULATED_LANE=1 on Linux); the lane as a test sees it."""
     if not wanted():
         return None
+    selected_jobs()                          # a misspelt job: said here, before any work
     folder = Path(os.environ[DIR_ENV])       # made by configure(), the same in every worker
     try:                                     # the claim: one runner per session
         fd = os.open(folder / "runner.pid", os.O_CREAT | os.O_EXCL | os.O_WRONLY)

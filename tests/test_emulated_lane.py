@@ -145,6 +145,8 @@ def _job(lane, name: str):
     job = lane.wait(name)
     for step in job.steps:
         print(step.show())
+    if job.skipped == emulated_jobs.NOT_SELECTED:
+        pytest.skip(f"the lane's {name}: {job.skipped}")
     if job.skipped:
         pytest.fail(f"the lane's {name} did not run: {job.skipped}")
     return job
@@ -251,9 +253,22 @@ def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
     switch fails its mode's cells with nvpmodel's words; Ctrl-C restores; a mode needing a
     reboot and an unknown mode are refused before anything runs."""
     job = _job(lane, "item32")
-    start, sweep, fault, sigint, reboot, unknown, stop = job.steps
+    start, stall, sweep, fault, sigint, reboot, unknown, stop = job.steps
     assert start.returncode == 0 and "ready on /run/jtop.sock" in start.stderr
     assert stop.returncode == 0
+
+    # 0. a client stopped for 6 s: the service drops it (jetson-stats' client reads nothing
+    # new after), and edgebench's source asks it to sample again (jtop_source.SERVICE_DROP_S)
+    assert stall.returncode == 0, stall.stderr[-3000:]
+    got = json.loads(stall.stdout.strip().splitlines()[-1])
+    assert got["jtop_client"]["before"] >= 1 and got["jtop_source"]["before"] >= 1, got
+    # at most the one sample the service took in its last 3 s before it dropped the client
+    # (seen 2026-11-27: 1 after, against the source's 29 in 15 s)
+    assert got["jtop_client"]["after"] <= 1, got
+    assert got["jtop_source"]["after"] >= 2, got
+    events = got["jtop_source"]["events"]
+    assert any("asked it to sample again" in e for e in events), events
+    assert any("new samples again" in e for e in events), events
 
     # 1. the sweep, power from jtop, checked against the INA3221 files in the same samples
     assert sweep.returncode == 0, sweep.stderr[-3000:]
@@ -272,14 +287,13 @@ def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
         assert p["source"] == "jtop", r["power_reason"]
         check = p["check"]
         assert check["source"] == "ina3221-sysfs" and check["n_samples"] >= 10
-        # A jtop that served one sample throughout (its mean is its idle to the last digit,
-        # CI 2026-11-27 in MAXN: 9.338 W over the 16 s window, the files 14.24 W) is its
-        # service starved under QEMU beside the other tests, not a reading to compare; the
-        # record says so (power_w.unchanged) and the other mode must then compare (a wrong
-        # unit or a missing rail shows in both modes).
-        if p["mean"] == p["idle"] and abs(p["net"]) < 1e-9:
-            assert "unchanged" in p, p
-        stale = "unchanged" in p
+        # CI 2026-11-27 saw jtop's idle sample through a whole 16 s window (9.338 W, the files
+        # 14.24 W): the service had dropped a starved client. The source now records only the
+        # service's new samples and asks a dropping service again (step 0), so no window
+        # repeats one sample; a window the service still left for over 3 s says so
+        # (power_w.gap) and is not compared, and the other mode must compare.
+        assert "unchanged" not in p, p
+        stale = "gap" in p
         compared[mode] = None if stale else check["rel_diff"]
         assert stale or abs(check["rel_diff"]) <= JTOP_INA_TOLERANCE, check
         # net power x time per sample, so it takes net power's sign. Not asserted positive:
@@ -291,7 +305,7 @@ def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
             assert (r["energy_mj_per_sample"] > 0) == (p["net"] > 0), (r["energy_mj_per_sample"], p)
         assert ("note" in p) == (p["net"] <= 0), p       # a non-positive net is explained
     assert any(d is not None for d in compared.values()), \
-        f"jtop served one sample throughout in every mode: {compared}"
+        f"jtop left a gap in every mode's window: {compared}"
     meta = json.loads((out / "sweep" / "run.json").read_text(encoding="utf-8"))
     assert meta["power_modes"]["found"] == "0 MAXN"
     assert meta["power_modes"]["restored"]["ok"] is True

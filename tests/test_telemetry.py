@@ -295,6 +295,34 @@ def test_a_reading_that_never_changes_over_a_window_is_said(tmp_path, monkeypatc
     assert "unchanged" not in moved and moved["mean"] > still["mean"], moved
 
 
+def test_a_window_with_a_long_stretch_without_power_samples_says_so(tmp_path, monkeypatch):
+    """A source that gives no sample for a stretch of a window (jtop's service sampling slowly
+    or dropping its client: the source then returns nothing) leaves the figure interpolated
+    there, and the record says for how long. The real INA3221 reader: sampled every 20 ms
+    the window has no gap; sampled only at the window's edges it has one as long as the
+    window."""
+    import time
+
+    from edgebench.telemetry import monitor as monitor_mod
+
+    monkeypatch.setattr(monitor_mod, "POWER_GAP_NOTE_S", 0.3)     # 3 s on a board
+    root = make_orin_sysfs(tmp_path)
+
+    def window_power(interval_s: float) -> dict:
+        mon = Monitor(interval_s=interval_s, power=InaSysfsSource(str(root))).start()
+        with mon.window() as w:
+            w.n_items = 10
+            time.sleep(0.6)
+        mon.stop()
+        return mon.power_summary()[0]
+
+    dense = window_power(0.02)
+    assert "gap" not in dense, dense
+    edges = window_power(30.0)                  # the monitor samples at the edges only
+    assert "ina3221-sysfs gave no sample for 0.6 s of the 0.6 s window" in edges["gap"], edges
+    assert edges["mean"] == pytest.approx(dense["mean"])
+
+
 def test_monitor_integrates_an_ina_source(tmp_path):
     root = make_orin_sysfs(tmp_path)
     mon = Monitor(interval_s=0.02, power=InaSysfsSource(str(root)),

@@ -9,17 +9,35 @@ has one (VIN / VDD_IN / POM_5V_IN, then ``tot['name']`` names it and it is remov
 average since the client started and is never used. ``j.memory['RAM']`` is in kB; its
 ``shared`` field is NvMapMemUsed (memory mapped for the GPU).
 
-The service samples at its own interval (the first client sets it); between updates this
-source returns the last value again.
+The service samples at its own interval (the first client sets it). ``read_mw`` returns a
+sample once, when the service has taken a new one (jtop's ``uptime`` moved), and nothing
+between: the monitor then holds only the service's own samples.
+
+A dropped client. jetson-stats' service (``service.py``, 4.2.12 and 7.2.2 alike) stops sampling
+when its client has sent nothing for TIMEOUT_GAIN (3 s): its ``queue.Empty`` branch closes
+its timer thread, and only a new ``{'interval': ...}`` message starts it again. The client's
+reader thread meanwhile goes on copying the last sample, so a client whose process was
+stopped or starved for 3 s (a call holding the GIL; QEMU beside a loaded CI machine, CI
+2026-11-27: jtop's idle sample through both power modes' windows) would read one sample for
+the rest of the cell as if it were new. This source notices that no new sample has come for
+longer than the service waits, sends the service the client's own ``{'interval'}`` message
+again (what ``jtop.start`` sends, ``jtop.py _get_configuration``), takes the service's
+``{'init'}`` answer off the queue, and says so in ``events`` (the record's
+``power_w.source_events``).
 """
 from __future__ import annotations
 
 import os
+import queue
+import time
 
 from .power import PowerSource
 
 # jtop's library probes take about 0.3 s on an x86 VM, more under QEMU; the wait is bounded.
 PROBE_WAIT_S = 30.0
+# The service drops a client silent for TIMEOUT_GAIN seconds (jetson-stats service.py: 3, in
+# 4.2.12 and 7.2.2); a sample older than that is taken as a dropped client.
+SERVICE_DROP_S = 3.0
 
 
 def _service_socket() -> str:
@@ -82,12 +100,61 @@ class JtopSource(PowerSource):
             self.close()
             raise
         self.interval_s = getattr(self._j, "interval", interval_s)
+        self.events: list[str] = []
+        self._t_start = time.monotonic()
+        self._stamp = None            # jtop's uptime of the last sample returned
+        self._fresh_at = self._t_start
+        self._rearmed_at: float | None = None
+        self._awaiting_init = False
 
     def read_mw(self) -> dict[str, float]:
         if not self._j.ok(spin=True):
             raise RuntimeError("jtop client stopped")
-        out, _ = power_from_jtop(self._j.power)
-        return out
+        now = time.monotonic()
+        if self._awaiting_init:
+            self._take_init()
+        # The stamp before the power: if the reader swaps samples between the two reads, the
+        # new power is returned under the old stamp and again under its own (never lost).
+        stamp = self._j.uptime
+        if stamp != self._stamp:
+            if self._rearmed_at is not None:
+                self.events.append(f"jtop: new samples again {now - self._rearmed_at:.1f} s "
+                                   f"after asking (t={now - self._t_start:.1f} s)")
+                self._rearmed_at = None
+            self._stamp, self._fresh_at = stamp, now
+            out, _ = power_from_jtop(self._j.power)
+            return out
+        waited = now - self._fresh_at
+        if waited > SERVICE_DROP_S and (self._rearmed_at is None
+                                        or now - self._rearmed_at > SERVICE_DROP_S):
+            self._rearm(now, waited)
+        return {}        # no new sample since the last one returned: nothing to record
+
+    def _rearm(self, now: float, waited: float) -> None:
+        """The client's own {'interval'} message once more, so that a service that dropped
+        this client samples again; its {'init'} answer is taken off the queue by _take_init
+        (left there, the service would put it back each time it reads it)."""
+        self.events.append(f"jtop: no new sample for {waited:.1f} s (the service drops a client "
+                           f"silent for {SERVICE_DROP_S:g} s), asked it to sample again "
+                           f"(t={now - self._t_start:.1f} s)")
+        self._rearmed_at = now
+        self._j._controller.put({"interval": self._j.interval_user})
+        self._awaiting_init = True
+        self._take_init()
+
+    def _take_init(self) -> None:
+        """Non-blocking: reads what is on the client/service queue now; the service's 'init'
+        ends the wait, anything else (the reader's alive {}) goes back for the service."""
+        q = self._j._controller
+        for _ in range(4):
+            try:
+                msg = q.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(msg, dict) and "init" in msg:
+                self._awaiting_init = False
+                return
+            q.put(msg)
 
     def memory_mb(self) -> dict:
         """jtop's RAM figures in MiB (unified memory: CPU and GPU share it)."""

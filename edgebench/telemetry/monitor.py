@@ -62,6 +62,17 @@ def unchanged_note(source: str, n: int, span_s: float) -> str:
             "jtop service), so the window's power may be older than the window")
 
 
+# A stretch of a window this long with no power sample is said in the record (power_w.gap):
+# the figure there is interpolated between the samples around it. jtop's service samples
+# every 0.5 s and drops a client silent for 3 s (jtop_source.SERVICE_DROP_S).
+POWER_GAP_NOTE_S = 3.0
+
+
+def gap_note(source: str, longest_s: float, span_s: float) -> str:
+    return (f"{source} gave no sample for {longest_s:.1f} s of the {span_s:.1f} s window: the "
+            "power there is interpolated between the samples around it")
+
+
 NET_AT_OR_BELOW_IDLE = ("mean power at or below the idle measured before the task: the load "
                         "drew no power above idle that this source resolved (samples older "
                         "than the window, or a load below the sensor's noise); net power and "
@@ -320,6 +331,8 @@ class Monitor:
         with self._lock:
             s = maths.energy_summary(self.watts, w.t0, w.t1, self.idle_w, w.n_items)
             inside = [v for t, v in self.watts if w.t0 <= t <= w.t1]     # as read, no edges
+            times = [w.t0, *(t for t, _ in self.watts if w.t0 < t < w.t1), w.t1]
+            longest = max(b - a for a, b in zip(times, times[1:]))
             same = len(inside) >= UNCHANGED_MIN_SAMPLES and len(set(inside)) == 1
             unchanged = len(inside) if same and s["window_s"] >= UNCHANGED_MIN_SPAN_S else 0
             rails = {}
@@ -334,7 +347,8 @@ class Monitor:
         w.power = {"mean": s["mean"], "idle": s["idle"], "net": s["net"], "rails": rails,
                    "window_s": s["window_s"], "n_items": w.n_items,
                    "energy_mj_per_sample": s["energy_mj_per_sample"], "check": check,
-                   "unchanged": unchanged}      # samples all equal (0: it moved, or too few)
+                   "unchanged": unchanged,      # samples all equal (0: it moved, or too few)
+                   "longest_gap_s": longest}
         return w.power
 
     def power_summary(self, w: WindowSummary | None = None
@@ -359,6 +373,12 @@ class Monitor:
         if p["unchanged"]:
             power["unchanged"] = unchanged_note(power["source"] or "the power source",
                                                 p["unchanged"], p["window_s"])
+        if p["longest_gap_s"] > POWER_GAP_NOTE_S:
+            power["gap"] = gap_note(power["source"] or "the power source",
+                                    p["longest_gap_s"], p["window_s"])
+        events = getattr(self.power, "events", None)
+        if events:
+            power["source_events"] = list(events)
         if p["net"] is not None and p["net"] <= 0:
             # Kept as measured (never clamped): the reader is told why it is not positive.
             power["note"] = NET_AT_OR_BELOW_IDLE
