@@ -1,6 +1,9 @@
 """Shared fixtures (helpers live in testlib.py)."""
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,8 +29,26 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: (item.path in lane_files, item.get_closest_marker("emulated") is not None))
 
 
+# One inductor cache for the whole session, every xdist worker and every run's cache dir:
+# each worker's session cache and each test's own cache dir otherwise compile the tiny model
+# cold again (the converters put TORCHINDUCTOR_CACHE_DIR under the run's cache; a value the
+# caller set wins, edgebench/__init__.py USER_ENV). Inductor's cache is safe between
+# processes. A test about the cache itself sets its own (test_pytorch_compile.py).
+_INDUCTOR_ENV = "TORCHINDUCTOR_CACHE_DIR"
+_session_inductor: str | None = None
+
+
 def pytest_configure(config):
+    global _session_inductor
     emulated_jobs.configure()           # the session's main process only, before any worker
+    if not os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get(_INDUCTOR_ENV):
+        _session_inductor = tempfile.mkdtemp(prefix="edgebench-tests-inductor-")
+        os.environ[_INDUCTOR_ENV] = _session_inductor      # workers inherit it
+
+
+def pytest_unconfigure(config):
+    if _session_inductor:
+        shutil.rmtree(_session_inductor, ignore_errors=True)
 
 
 def pytest_collection_finish(session):

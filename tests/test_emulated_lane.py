@@ -9,7 +9,7 @@ from the session's start by emulated_jobs.py; these tests run last and check wha
 jetson/emulated/setup.sh,
 then in the arm64 root under QEMU the suite on squeezenet1_1 with pytorch, onnxruntime, jax
 and tvm (parity and latency: the issue's item 3, on one model of its two), then the offline
-TVM workflow of item 4: tuning on this x86 host with 32 trials measured over RPC on the
+TVM workflow of item 4: tuning on this x86 host with 8 trials measured over RPC on the
 emulated Orin, export for ``jetson-agx-orin-cpu``, and the artifact loaded inside the root
 with TVM's runtime library alone, passing parity. Skipped, with setup.sh's reason, only where
 QEMU user-mode emulation cannot be had (exit status 3: not root, no binfmt_misc, no QEMU).
@@ -349,7 +349,10 @@ def test_tvm_tuned_over_rpc_on_the_host_runs_in_the_emulated_orin(lane):
     assert rpc_stop.returncode == 0, rpc_stop.stderr[-3000:]
     s = json.loads(lane.tune_summary.read_text(encoding="utf-8"))
     assert s["rpc"]["key"] == "orin-emu" and s["tuning"]["runner"].startswith("rpc ")
-    assert s["tuning"]["trials_run"] == 32 and s["tuning"]["errors"] == 0, s["tuning"]
+    # whole batches: the last one may run past the budget (8 asked, 9 run, 2026-11-27)
+    t = s["tuning"]
+    assert emulated_jobs.RPC_TRIALS <= t["trials_run"] <= emulated_jobs.RPC_TRIALS + t["trials_per_iter"], t
+    assert t["errors"] == 0, t
     manifest = json.loads((lane.artifact / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["host_arch"] == "aarch64" and manifest["target_name"] == "jetson-agx-orin-cpu"
     assert all(c["elf"] == "aarch64" for c in s["export"]["checks"].values()), s["export"]

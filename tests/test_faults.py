@@ -24,9 +24,13 @@ ARGS = ["--models", TINY, "--variants", "pytorch", "onnxruntime", "--tasks", "la
 LATENCY_ONLY = ["--models", TINY, "--variants", "pytorch", "onnxruntime", "--tasks", "latency",
                 "--weights", "random", "--profile", "smoke"]
 ALL = {(v, t) for v in ("pytorch", "onnxruntime") for t in ("latency", "throughput")}
+# The four cells in the smoke profile: a fault injected after the first record still finds
+# the run going (three cells left, a process each), and the resume's three cells take seconds
+# instead of quick's windows (up to 15 s latency and 40 s throughput each).
+SMOKE_ARGS = [*ARGS, "--profile", "smoke"]
 
 
-def _start(out, cache_dir) -> subprocess.Popen:
+def _start(out, cache_dir, args=ARGS) -> subprocess.Popen:
     """The run as a terminal starts it. A test session started as a background job (CI,
     `cmd &` in a script, nohup) has SIGINT ignored; its children inherit that through exec
     and Python leaves an ignored SIGINT ignored, so a Ctrl-C test would send a signal the run
@@ -35,7 +39,7 @@ def _start(out, cache_dir) -> subprocess.Popen:
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        return subprocess.Popen([sys.executable, "-m", "edgebench.full", *ARGS, "--out",
+        return subprocess.Popen([sys.executable, "-m", "edgebench.full", *args, "--out",
                                  str(out), "--cache-dir", str(cache_dir)], cwd=REPO, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     finally:
@@ -75,7 +79,7 @@ def test_torn_last_record_is_set_aside_and_its_cell_runs_again(tmp_path, cache_d
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_reports_and_resumes(tmp_path, cache_dir):
     out = tmp_path / "r"
-    proc = _start(out, cache_dir)
+    proc = _start(out, cache_dir, SMOKE_ARGS)
     _wait_for(out, 1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -85,7 +89,7 @@ def test_ctrl_c_stops_cleanly_reports_and_resumes(tmp_path, cache_dir):
     assert_records_valid(before)
     assert 1 <= len(before) < 4
     assert (out / "report.md").is_file() and (out / "summary.csv").is_file()
-    res = run_cli("edgebench.full", *ARGS, "--out", str(out), "--cache-dir", str(cache_dir),
+    res = run_cli("edgebench.full", *SMOKE_ARGS, "--out", str(out), "--cache-dir", str(cache_dir),
                   "--resume")
     assert res.returncode == 0, res.stderr[-2000:]
     after = records(out)
@@ -180,7 +184,7 @@ def test_disk_full_while_appending_records(tmp_path, cache_dir, small_disk):
     line), the run stops with exit 74 and a one-line message, the records already written stay
     valid, and after freeing space --resume finishes the run without redoing them."""
     out = small_disk("8m") / "r"
-    proc = _start(out, cache_dir)
+    proc = _start(out, cache_dir, SMOKE_ARGS)
     _wait_for(out, 1)
     filler = fill(out.parent)
     _, err = proc.communicate(timeout=300)
@@ -191,7 +195,7 @@ def test_disk_full_while_appending_records(tmp_path, cache_dir, small_disk):
     assert_records_valid(before)
     assert 1 <= len(before) < 4
     filler.unlink()
-    res = run_cli("edgebench.full", *ARGS, "--out", str(out), "--cache-dir", str(cache_dir),
+    res = run_cli("edgebench.full", *SMOKE_ARGS, "--out", str(out), "--cache-dir", str(cache_dir),
                   "--resume")
     assert res.returncode == 0, res.stderr[-2000:]
     after = records(out)

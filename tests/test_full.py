@@ -174,7 +174,8 @@ def test_missing_execution_provider_is_skipped(tmp_path, cache_dir):
 def test_sigkill_then_resume_recomputes_no_finished_cell(tmp_path, cache_dir):
     out = tmp_path / "r"
     args = ["--models", TINY, "--variants", "pytorch", "onnxruntime", "--tasks", "latency",
-            "accuracy", "--weights", "random", "--out", str(out), "--cache-dir", str(cache_dir)]
+            "accuracy", "--weights", "random", "--out", str(out), "--cache-dir", str(cache_dir),
+            *SMOKE]      # two cells left when it is killed: a process each, seconds apiece
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     proc = subprocess.Popen([sys.executable, "-m", "edgebench.full", *args], cwd=REPO, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -38,6 +38,8 @@ PROBE_WAIT_S = 30.0
 # The service drops a client silent for TIMEOUT_GAIN seconds (jetson-stats service.py: 3, in
 # 4.2.12 and 7.2.2); a sample older than that is taken as a dropped client.
 SERVICE_DROP_S = 3.0
+# A service that never answers is asked every 3 s: the record keeps the first few events.
+MAX_EVENTS = 8
 
 
 def _service_socket() -> str:
@@ -100,7 +102,8 @@ class JtopSource(PowerSource):
             self.close()
             raise
         self.interval_s = getattr(self._j, "interval", interval_s)
-        self.events: list[str] = []
+        self._events: list[str] = []
+        self._untold = 0              # events past MAX_EVENTS
         self._t_start = time.monotonic()
         self._stamp = None            # jtop's uptime of the last sample returned
         self._fresh_at = self._t_start
@@ -118,7 +121,7 @@ class JtopSource(PowerSource):
         stamp = self._j.uptime
         if stamp != self._stamp:
             if self._rearmed_at is not None:
-                self.events.append(f"jtop: new samples again {now - self._rearmed_at:.1f} s "
+                self._event(f"jtop: new samples again {now - self._rearmed_at:.1f} s "
                                    f"after asking (t={now - self._t_start:.1f} s)")
                 self._rearmed_at = None
             self._stamp, self._fresh_at = stamp, now
@@ -130,11 +133,23 @@ class JtopSource(PowerSource):
             self._rearm(now, waited)
         return {}        # no new sample since the last one returned: nothing to record
 
+    @property
+    def events(self) -> list[str]:
+        """What this source did about the service (the record's power_w.source_events)."""
+        more = [f"jtop: {self._untold} more such events"] if self._untold else []
+        return self._events + more
+
+    def _event(self, text: str) -> None:
+        if len(self._events) < MAX_EVENTS:
+            self._events.append(text)
+        else:
+            self._untold += 1
+
     def _rearm(self, now: float, waited: float) -> None:
         """The client's own {'interval'} message once more, so that a service that dropped
         this client samples again; its {'init'} answer is taken off the queue by _take_init
         (left there, the service would put it back each time it reads it)."""
-        self.events.append(f"jtop: no new sample for {waited:.1f} s (the service drops a client "
+        self._event(f"jtop: no new sample for {waited:.1f} s (the service drops a client "
                            f"silent for {SERVICE_DROP_S:g} s), asked it to sample again "
                            f"(t={now - self._t_start:.1f} s)")
         self._rearmed_at = now

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 HERE=experiments/emulated-jtop-priority-2026-11-27
 WINDOW=${WINDOW:-30}
 BLOCKS=${BLOCKS:-2}
-OUT=$HERE/results.jsonl
+OUT=$HERE/fresh_samples.jsonl
 : > "$OUT"; : > "$HERE/client.log"
 lscpu | grep -m1 'Model name' | tee "$HERE/cpu.txt"
 
