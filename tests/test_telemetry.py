@@ -18,6 +18,7 @@ from edgebench.telemetry.ina3221 import InaSysfsSource, discover
 from edgebench.telemetry.jtop_source import power_from_jtop
 from edgebench.telemetry.monitor import Monitor
 from edgebench.telemetry.rapl import RaplSource, counter_delta_uj, power_mw
+from testlib import record_validator
 
 
 # ------------------------------------------------------------------ maths
@@ -321,6 +322,11 @@ def test_a_window_with_a_long_stretch_without_power_samples_says_so(tmp_path, mo
     edges = window_power(30.0)                  # the monitor samples at the edges only
     assert "ina3221-sysfs gave no sample for 0.6 s of the 0.6 s window" in edges["gap"], edges
     assert edges["mean"] == pytest.approx(dense["mean"])
+    # the records' schema knows the field (power_w has no other properties)
+    power_schema = record_validator().schema["properties"]["power_w"]
+    edges["source_events"] = ["jtop: the kind of line a source adds"]
+    import jsonschema
+    jsonschema.validate(edges, power_schema)
 
 
 def test_monitor_integrates_an_ina_source(tmp_path):
