@@ -11,7 +11,7 @@
 #
 # Each invocation writes a new folder $WORK/<UTC timestamp>/ (runs a1 a2 b, comparisons aa ab).
 set -uo pipefail
-cd "$(dirname "$0")/../.."                          # the repository root
+cd "$(dirname "$0")/../.." || exit 1                          # the repository root
 PY=${PY:-.venv/bin/python}
 WORK=${WORK:-results/experiments/compare-noise}    # git-ignored
 PROFILE=${PROFILE:-quick}

@@ -5,7 +5,7 @@
 #
 #   bash experiments/swin-take-runner/run.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."                         # the repository root
+cd "$(dirname "$0")/../.." || exit 1                         # the repository root
 PY=${PY:-.venv/bin/python}
 for mode in default fixed; do
     echo "\$ python experiments/swin-take-runner/take_swin.py $mode"

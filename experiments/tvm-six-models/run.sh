@@ -8,7 +8,7 @@
 #   MODELS="mobilenetv2_100 squeezenet1_1" TRIALS=1024 bash experiments/tvm-six-models/run.sh
 #   TUNE_FLAGS="" bash experiments/tvm-six-models/run.sh     # today's CPU default space instead
 set -uo pipefail
-cd "$(dirname "$0")/../.."                         # the repository root
+cd "$(dirname "$0")/../.." || exit 1                         # the repository root
 PY=${PY:-.venv/bin/python}
 WORK=${WORK:-results/experiments/tvm-six-models}   # git-ignored
 OUT=${OUT:-$WORK/runs}                              # run directories, one folder per model

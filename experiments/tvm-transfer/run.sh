@@ -10,7 +10,7 @@
 #
 #   bash experiments/tvm-transfer/run.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."                         # the repository root
+cd "$(dirname "$0")/../.." || exit 1                         # the repository root
 PY=${PY:-.venv/bin/python}
 WORK=${WORK:-results/experiments/tvm-transfer}     # git-ignored
 SIX_TUNING=${SIX_TUNING:-results/experiments/tvm-six-models/tuning}

@@ -8,7 +8,7 @@
 #   bash experiments/tvm-trial-budget/run.sh
 #   BUDGETS="512 1024" CHECKS=1 bash experiments/tvm-trial-budget/run.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."                         # the repository root
+cd "$(dirname "$0")/../.." || exit 1                         # the repository root
 PY=${PY:-.venv/bin/python}
 WORK=${WORK:-results/experiments/tvm-trial-budget} # git-ignored
 MODEL=${MODEL:-mobilenetv2_100}

@@ -7,7 +7,7 @@
 #
 #   bash experiments/tvm-wide-vector/run.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."                         # the repository root
+cd "$(dirname "$0")/../.." || exit 1                         # the repository root
 PY=${PY:-.venv/bin/python}
 WORK=${WORK:-results/experiments/tvm-wide-vector}  # git-ignored
 SEEDS=${SEEDS:-"0 1 2"}
