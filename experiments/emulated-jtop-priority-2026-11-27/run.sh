@@ -13,7 +13,9 @@ HERE=experiments/emulated-jtop-priority-2026-11-27
 WINDOW=${WINDOW:-30}
 BLOCKS=${BLOCKS:-2}
 OUT=$HERE/fresh_samples.jsonl
-: > "$OUT"; : > "$HERE/client.log"
+LOG=results/experiments/emulated-jtop-priority-2026-11-27/client.log    # git-ignored
+mkdir -p "$(dirname "$LOG")"
+: > "$OUT"; : > "$LOG"
 lscpu | grep -m1 'Model name' | tee "$HERE/cpu.txt"
 
 bash jetson/emulated/jtop.sh start
@@ -32,7 +34,7 @@ svc=$(cat .emulated/jtop/service.pid)
 arm() {  # nice value for every process of the service's group (QEMU's threads included)
   local n=$1
   for p in $(pgrep -g "$svc"); do renice -n "$n" -p "$p" >/dev/null; done
-  jetson/emulated/run.sh python "$HERE/fresh_samples.py" "$WINDOW" 2>>"$HERE/client.log" \
+  jetson/emulated/run.sh python "$HERE/fresh_samples.py" "$WINDOW" 2>>"$LOG" \
     | python3 -c "import json,sys; d=json.loads(sys.stdin.read()); d['nice']=$n; print(json.dumps(d))" \
     | tee -a "$OUT"
 }
