@@ -129,11 +129,6 @@ def validate(args) -> dict:
     elif args.out and (Path(args.out) / "results.jsonl").exists():
         raise UsageError(f"--out {args.out} already holds results: add --resume to continue it, "
                          "or choose another folder")
-    for m in args.models:
-        try:
-            check_name(m)
-        except ModelError as e:
-            raise UsageError(f"--models: {e}") from None
     variants = args.variants or converters.default_names()
     for v in variants:
         try:
@@ -170,6 +165,13 @@ def validate(args) -> dict:
     # What the run evaluates: --max-images (else the profile's) of --data, or the whole sample.
     evaluated = images.limit((args.max_images or prof["max_images"]) if args.data else None)
     calibration = _calibration(args, variants, images, evaluated)
+    # The model names last of the input: a name not torchvision's imports timm (5 s here, a
+    # minute under QEMU), which a mistake in --variants, --python or --data need not wait for.
+    for m in args.models:
+        try:
+            check_name(m)
+        except ModelError as e:
+            raise UsageError(f"--models: {e}") from None
     weights_policy = args.weights
     try:
         if weights_policy == "pretrained":
