@@ -93,7 +93,7 @@ def prepare(cell_json: str) -> Prepared | None:
     import converters
 
     from .data import PreparedData
-    from .telemetry.monitor import system_used_mb, tree_rss_mb
+    from .telemetry.memory import system_used_mb, tree_rss_mb
 
     global PREPARED
     t_start = time.perf_counter()

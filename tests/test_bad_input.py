@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from testlib import TINY, make_image, run_cli
+from testlib import REPO, TINY, make_image, run_cli
 
 # The name each command gives itself in its messages.
 PROGS = {
@@ -304,3 +306,23 @@ if __name__ == "__main__":        # rewrite the generated section of docs/reliab
     DOC.write_text(head + MARK_START + "\n" + cases_markdown() + "\n" + MARK_END
                    + rest.split(MARK_END, 1)[1], encoding="utf-8")
     print(f"wrote {DOC}")
+
+
+def test_a_bad_data_folder_is_said_before_timm_is_imported(tmp_path):
+    """The input's cheap checks come before the model names: a name not torchvision's imports
+    timm (5.4 s on the 2-core VM, experiments/ci-durations-2026-11-26; a minute under QEMU),
+    which a wrong --data need not wait for."""
+    code = ("import sys\n"
+            "from edgebench.cli import build_parser\n"
+            "from edgebench.cli_checks import validate\n"
+            "from edgebench.errors import UsageError\n"
+            "args = build_parser().parse_args(['--models', 'mobilenetv2_100', '--data', sys.argv[1]])\n"
+            "try:\n"
+            "    validate(args)\n"
+            "except UsageError as e:\n"
+            "    print('error:', e)\n"
+            "print('timm imported:', 'timm' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "no-such-folder")], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "error: --data" in r.stdout and "timm imported: False" in r.stdout, r.stdout

@@ -16,36 +16,9 @@ from typing import Callable, Optional
 import psutil
 
 from . import maths
+from .memory import SYSTEM_MEMORY_SOURCE, system_used_mb, tree_rss_mb
 from .power import PowerSource
 from .sources import detect_power_source
-
-
-SYSTEM_MEMORY_SOURCE = ("system-wide used memory, MemTotal - MemFree - Buffers - Cached from "
-                        "/proc/meminfo (the way jtop counts it; every process on "
-                        "the machine included)")
-
-
-def system_used_mb() -> float | None:
-    """Used memory of the whole machine in MiB (jtop's formula, see SYSTEM_MEMORY_SOURCE);
-    psutil's ``used`` where /proc/meminfo is absent; None when neither reads."""
-    from .sysfs import jetson_memory_mb
-
-    m = jetson_memory_mb()
-    if m is not None and m["total"]:
-        return m["used"]
-    try:
-        return psutil.virtual_memory().used / 2**20
-    except Exception:  # noqa: BLE001
-        return None
-
-
-def tree_rss_mb(proc: psutil.Process) -> float:
-    """Resident memory of a process and all its children, in MiB."""
-    total = 0
-    for p in [proc, *proc.children(recursive=True)]:
-        with contextlib.suppress(psutil.Error):
-            total += p.memory_info().rss
-    return total / 2**20
 
 
 # A reader that hands back one sample for a whole window (jtop's client when its service is
@@ -330,9 +303,10 @@ class Monitor:
             return None
         with self._lock:
             s = maths.energy_summary(self.watts, w.t0, w.t1, self.idle_w, w.n_items)
-            inside = [v for t, v in self.watts if w.t0 <= t <= w.t1]     # as read, no edges
-            times = [w.t0, *(t for t, _ in self.watts if w.t0 < t < w.t1), w.t1]
-            longest = max(b - a for a, b in zip(times, times[1:]))
+            pts = [(t, v) for t, v in self.watts if w.t0 <= t <= w.t1]   # as read, no edges
+            inside = [v for _, v in pts]
+            times = [w.t0, *(t for t, _ in pts), w.t1]
+            longest = max(b - a for a, b in zip(times, times[1:]))    # no sample for that long
             same = len(inside) >= UNCHANGED_MIN_SAMPLES and len(set(inside)) == 1
             unchanged = len(inside) if same and s["window_s"] >= UNCHANGED_MIN_SPAN_S else 0
             rails = {}
