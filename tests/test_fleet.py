@@ -154,17 +154,21 @@ def test_fleet_two_devices_node_loss_and_resume(cluster, tmp_path):
     node_a, node_b = _add_device(cluster, "a"), _add_device(cluster, "b")
     assert node_a.node_ip_address == node_b.node_ip_address == LOOPBACK
     cfg = tmp_path / "fleet.toml"
+    # max_s and budget_s are ceilings only: min_count and min_s end a window first on an idle
+    # machine. In CI, beside the QEMU lane and another worker, 10 calls once took over 5 s and
+    # the cell came out 'partial' (stop 42, 2nd run): right for the suite, but not what this
+    # test is about.
     cfg.write_text(f"""
 models = ["{TINY}"]
 variants = ["pytorch", "onnxruntime"]
 tasks = ["latency"]
 weights = "random"
-profile_settings = {{ idle_s = 0.2, latency = {{ warmup = 2, min_count = 10, min_s = 0.3, max_s = 5.0 }} }}
+profile_settings = {{ idle_s = 0.2, latency = {{ warmup = 2, min_count = 10, min_s = 0.3, max_s = 60.0 }} }}
 
 [devices.a]
 cache_dir = "{tmp_path / 'cache-a'}"
 tasks = ["latency", "throughput"]
-profile_settings = {{ throughput = {{ max_batch = 4, warmup = 1, min_iters = 2, min_s = 0.2, budget_s = 10.0 }} }}
+profile_settings = {{ throughput = {{ max_batch = 4, warmup = 1, min_iters = 2, min_s = 0.2, budget_s = 60.0 }} }}
 
 [devices.b]
 cache_dir = "{tmp_path / 'cache-b'}"
@@ -214,7 +218,7 @@ cache_dir = "{tmp_path / 'cache-c'}"
                         for b in both)
     # b: its first cell was kept, the one that was running when the node died is failed
     [b_pt] = cells[("b", "pytorch", "latency")]
-    assert b_pt["status"] == "ok" and b_pt["fleet"]["node_id"] == node_b.node_id
+    assert b_pt["status"] == "ok" and b_pt["fleet"]["node_id"] == node_b.node_id, b_pt
     [b_ort] = cells[("b", "onnxruntime", "latency")]
     assert b_ort["status"] == "failed" and b_ort["reason"].startswith("device b lost: "), b_ort
     # c: absent, reported, not waited on
