@@ -140,7 +140,9 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
                    help="override each scenario's minimum duration (paper: MLPerf's 600 s; "
                         "quick 10 s; smoke 1 s); the record then says it is not MLPerf-valid")
     m.add_argument("--mlperf-min-queries", type=int, default=None, metavar="N",
-                   help="override each scenario's minimum query count")
+                   help="override each scenario's minimum query count; a short profile's "
+                        "time cap (quick 60 s, smoke 10 s) then grows to twice N x the "
+                        "expected latency where that is longer")
     m.add_argument("--mlperf-accuracy", action="store_true",
                    help="also run LoadGen's AccuracyOnly mode in every scenario cell (default: "
                         "in the Offline cell, where the labels are real)")

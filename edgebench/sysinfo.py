@@ -168,6 +168,9 @@ def device_state() -> dict:
 
 
 def env_flags() -> dict:
+    # TVM_USE_RUNTIME_LIB=1: TVM loaded its runtime library alone, as on a board without
+    # TVM's compiler (what an exported artifact is meant for).
     keys = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "XLA_FLAGS",
-            "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_ALLOCATOR", "CUDA_VISIBLE_DEVICES")
+            "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_ALLOCATOR", "CUDA_VISIBLE_DEVICES",
+            "TVM_USE_RUNTIME_LIB")
     return {k: os.environ[k] for k in keys if k in os.environ}

@@ -9,18 +9,22 @@ wait for it and check what it wrote. The x86 tests run meanwhile.
 
 The jobs run one after another, each on the one before it:
   setup  jetson/emulated/setup.sh (2 minutes from nothing, mostly downloads)
-  item3  edgebench.tune exports untuned TVM for jetson-agx-orin-cpu on this host; the suite
-         inside the root on squeezenet1_1: pytorch, onnxruntime, onnxruntime-int8 (ONNX
-         Runtime's ARM INT8 kernels), jax, tvm (that library); parity, latency and LoadGen's
-         SingleStream (LoadGen compiled from its sdist for the root by setup.sh)
+  item4  rpc.sh start; edgebench.tune on this host, 8 trials measured over RPC in the root,
+         exported for jetson-agx-orin-cpu; rpc.sh stop
+  item3  the suite inside the root on squeezenet1_1 (smoke profile): pytorch, onnxruntime,
+         onnxruntime-int8 (ONNX Runtime's ARM INT8 kernels), jax, and tvm from item4's
+         artifact loaded with TVM's runtime library alone (TVM_USE_RUNTIME_LIB=1); parity,
+         latency and LoadGen's SingleStream (LoadGen compiled from its sdist for the root by
+         setup.sh). Without item4's artifact (item4 not selected, or it failed), edgebench.tune
+         first exports untuned TVM for jetson-agx-orin-cpu on this host, and item3 uses that.
   item32 jtop.sh start (jetson-stats' service in the root); a --power-modes MAXN,50W sweep
          with EDGEBENCH_POWER_SOURCE=jtop checked against ina3221-sysfs; a sweep whose second
          mode's switch fails (the nvpmodel stand-in's fault injection); a sweep stopped by
          SIGINT in its second mode; two refused inputs (a mode that needs a reboot, an
          unknown mode); jtop.sh stop
-  item4  rpc.sh start; edgebench.tune on this host, 8 trials measured over RPC in the root,
-         exported for jetson-agx-orin-cpu; rpc.sh stop; the artifact's parity inside the root
-         with TVM's runtime library alone
+item4 runs before item3 so that one suite run in the root also loads the tuned artifact:
+item4's own parity run in the root (146 s in CI, 2026-11-27) and item3's untuned export (38 s)
+are then not needed.
 
 Started nowhere else: without the lane, nothing runs. EDGEBENCH_EMULATED_JOBS=item32 (a
 comma-separated list) runs setup and the jobs named, and the other jobs' tests skip: for
@@ -89,7 +93,7 @@ class Job:
         return cls(d["name"], [Step(**step) for step in d["steps"]], skipped=d["skipped"])
 
 
-JOBS = ("setup", "item3", "item32", "item4")
+JOBS = ("setup", "item4", "item3", "item32")     # the order they run in
 # item4's candidates measured over RPC in the root: enough to show measurement, records and
 # the export work (32 took 255 s alone and 403 s in CI beside the workers, on the lane's
 # critical path).
@@ -129,8 +133,12 @@ class LaneClient:
 
     @property
     def untuned_artifact(self) -> Path:
-        """item3's: untuned, cross-compiled here for the Orin's CPU."""
+        """item3's where item4 left no artifact: untuned, cross-compiled here for the Orin's CPU."""
         return self.folder / "orin-cpu-untuned"
+
+    def tuned_artifact_ready(self) -> bool:
+        """Whether item4 tuned and exported its artifact (what item3 then loads)."""
+        return (self.artifact / "manifest.json").is_file() and self.tune_summary.is_file()
 
     @property
     def tune_summary(self) -> Path:
@@ -184,28 +192,38 @@ class Lane(LaneClient):
 
     # -------------------------------------------------------------- what the jobs run
     def _item3(self) -> None:
-        # TVM's library is cross-compiled here for the Orin's CPU (untuned, 40 s), as DESIGN
-        # has it (TVM built on a workstation, loaded on the board): compiled inside the root
-        # it took 280 s of QEMU alone and three times that beside the other tests' workers,
-        # which ran item3 past its limit in CI (2026-11-26).
-        if not self._step("item3", [
-                sys.executable, "-m", "edgebench.tune", "--model", MODEL,
-                "--target", "jetson-agx-orin-cpu", "--trials", "0",
-                "--tuning-dir", str(self.folder / "tuning-untuned"),
-                "--export", str(self.untuned_artifact), "--weights", "random", "--no-progress"],
-                timeout=600):
-            return
+        # TVM's library is built on this host for the Orin's CPU, as DESIGN has it (built on a
+        # workstation, loaded on the board): compiled inside the root it took 280 s of QEMU
+        # alone and three times that beside the other tests' workers, which ran item3 past
+        # its limit in CI (2026-11-26). item4's tuned export where it made one, loaded with
+        # TVM's runtime library alone, as a board without TVM's compiler would; else an
+        # untuned export made now (40 s).
+        if self.tuned_artifact_ready():
+            artifact, env = self.artifact, {"TVM_USE_RUNTIME_LIB": "1"}
+        else:
+            artifact, env = self.untuned_artifact, {}
+            if not self._step("item3", [
+                    sys.executable, "-m", "edgebench.tune", "--model", MODEL,
+                    "--target", "jetson-agx-orin-cpu", "--trials", "0",
+                    "--tuning-dir", str(self.folder / "tuning-untuned"),
+                    "--export", str(artifact), "--weights", "random", "--no-progress"],
+                    timeout=600):
+                return
         self._step("item3", [str(EMU / "run.sh"), "python", "-m", "edgebench.full",
                              "--models", MODEL, "--variants", "pytorch", "onnxruntime",
                              "onnxruntime-int8", "jax", "tvm", "--tasks", "parity", "latency",
-                             "singlestream", "--tvm-artifact", str(self.untuned_artifact),
+                             "singlestream", "--tvm-artifact", str(artifact),
                              "--weights", "random", *ONE_IMAGE,
+                             # smoke: every cell runs, with short windows (a latency window
+                             # of quick's 15 s and 3 warm-ups took 35-85 s a cell under QEMU)
+                             "--profile", "smoke",
                              # LoadGen (built from its sdist for the root): 4 queries, 1 s; a
-                             # call takes 3-10 s under QEMU, the quick profile's cap is 60 s
+                             # call takes 3-10 s under QEMU, so the profile's 10 s cap grows
+                             # to fit the 4 queries (edgebench/mlperf/settings.py)
                              "--mlperf-min-queries", "4", "--mlperf-min-duration", "1",
                              # calibrated on 4 sample images the run does not evaluate
                              "--int8-calib-images", "4",
-                             "--out", str(self.folder / "item3")], timeout=2400)
+                             "--out", str(self.folder / "item3")], timeout=2400, env=env)
 
     def _full(self, *args: str) -> list[str]:
         """edgebench.full in the root on squeezenet1_1's ONNX Runtime latency (item3 left its
@@ -283,7 +301,7 @@ class Lane(LaneClient):
             self._step("item4", ["bash", rpc, "stop"], timeout=120, env=env, always=True)
             return
         try:
-            tuned = self._step("item4", [
+            self._step("item4", [
                 sys.executable, "-m", "edgebench.tune", "--model", MODEL,
                 "--target", "jetson-agx-orin-cpu", "--rpc-tracker", f"127.0.0.1:{RPC_PORT}",
                 "--rpc-key", "orin-emu", "--trials", str(RPC_TRIALS),
@@ -292,21 +310,15 @@ class Lane(LaneClient):
                 timeout=1200)
         finally:
             self._step("item4", ["bash", rpc, "stop"], timeout=120, env=env, always=True)
-        if tuned:
-            # TVM_USE_RUNTIME_LIB=1: TVM loads libtvm_runtime only, as a device without the
-            # compiler.
-            self._step("item4", [str(EMU / "run.sh"), "python", "-m", "edgebench.full",
-                                 "--models", MODEL, "--variants", "tvm", "--tasks", "parity",
-                                 "--tvm-artifact", str(self.artifact), "--weights", "random",
-                                 *ONE_IMAGE, "--out", str(self.folder / "item4")],
-                       timeout=900, env={"TVM_USE_RUNTIME_LIB": "1"})
+        # The artifact's parity in the root, with TVM's runtime alone: item3's run.
 
     # -------------------------------------------------------------- running them
     def _run_all(self) -> None:
         before = None
         chosen = selected_jobs()
-        for name, body in (("setup", self._setup), ("item3", self._item3), ("item32", self._item32),
-                           ("item4", self._item4)):
+        bodies = {"setup": self._setup, "item4": self._item4, "item3": self._item3,
+                  "item32": self._item32}
+        for name, body in ((n, bodies[n]) for n in JOBS):
             job = self.jobs[name]
             try:
                 if self._stopping:

@@ -158,19 +158,6 @@ def test_crashing_cell_does_not_stop_the_run(tmp_path, cache_dir):
 
 
 @pytest.mark.slow
-def test_missing_execution_provider_is_skipped(tmp_path, cache_dir):
-    proc = run_cli("edgebench.full", "--models", TINY, "--variants", "onnxruntime", "pytorch",
-                   "--tasks", "latency", "--ort-providers", "CUDAExecutionProvider", *SMOKE,
-                   "--weights", "random", "--out", str(tmp_path / "r"), "--cache-dir", str(cache_dir))
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    recs = {r["variant"]: r for r in records(tmp_path / "r")}
-    assert_records_valid(tmp_path / "r")
-    assert recs["onnxruntime"]["status"] == "skipped"
-    assert "CUDAExecutionProvider" in recs["onnxruntime"]["reason"]
-    assert recs["pytorch"]["status"] == "ok"
-
-
-@pytest.mark.slow
 def test_sigkill_then_resume_recomputes_no_finished_cell(tmp_path, cache_dir):
     out = tmp_path / "r"
     args = ["--models", TINY, "--variants", "pytorch", "onnxruntime", "--tasks", "latency",
@@ -266,19 +253,26 @@ def test_help_explains_every_option():
 
 
 @pytest.mark.slow
-def test_tensorrt_without_gpu_is_skipped_with_reason_and_exit_0(tmp_path, cache_dir):
+def test_variants_that_cannot_run_here_are_skipped_with_reason_and_exit_0(tmp_path, cache_dir):
+    """Two ways, in one run beside PyTorch: TensorRT without TensorRT or a CUDA device, and
+    ONNX Runtime asked for an execution provider this onnxruntime lacks."""
     import converters
+    import onnxruntime
 
     av = converters.get("tensorrt-fp16").available({})
-    if av.ok:
-        pytest.skip("TensorRT and a CUDA device are present here: this test is for machines without")
-    proc = run_cli("edgebench.full", "--models", TINY, "--variants", "tensorrt-fp16", "pytorch",
-                   "--tasks", "latency", "--weights", "random", *SMOKE, "--out", str(tmp_path / "r"),
+    if av.ok or "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("TensorRT or ONNX Runtime's CUDA provider is present here: this test is for "
+                    "machines without")
+    proc = run_cli("edgebench.full", "--models", TINY, "--variants", "tensorrt-fp16", "onnxruntime",
+                   "pytorch", "--tasks", "latency", "--ort-providers", "CUDAExecutionProvider",
+                   "--weights", "random", *SMOKE, "--out", str(tmp_path / "r"),
                    "--cache-dir", str(cache_dir))
     assert proc.returncode == 0, proc.stderr[-2000:]
     recs = {r["variant"]: r for r in records(tmp_path / "r")}
     assert_records_valid(tmp_path / "r")
     assert recs["tensorrt-fp16"]["status"] == "skipped" and recs["tensorrt-fp16"]["reason"] == av.reason
+    assert recs["onnxruntime"]["status"] == "skipped"
+    assert "CUDAExecutionProvider" in recs["onnxruntime"]["reason"]
     assert recs["pytorch"]["status"] == "ok"
 
 

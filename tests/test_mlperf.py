@@ -182,6 +182,26 @@ def test_paper_settings_are_mlperfs_own_and_short_ones_say_they_are_not_valid():
     assert "latency_p90_ms" in used["expected"]["seeded_from"]
 
 
+def test_the_cap_of_a_short_profile_makes_room_for_the_queries_asked_for():
+    """Smoke's 10 s cap against 8 s calls (squeezenet under QEMU): 4 queries asked get a cap
+    of twice 4 x the expected latency; without --mlperf-min-queries the cap stays."""
+    seed = {"latency_p90_ms": 8000.0, "batch8_latency_ms": 30000.0, "samples_per_s": 0.2}
+    ts, used, _ = settings.build(lg, "singlestream", "smoke", "squeezenet1_1", seed, {})
+    assert ts.max_duration_ms == 10_000 and "max_duration_from" not in used
+    opts = {"mlperf_min_queries": 4, "mlperf_min_duration": 1.0}
+    ts, used, _ = settings.build(lg, "singlestream", "smoke", "squeezenet1_1", seed, opts)
+    assert (ts.min_query_count, ts.max_duration_ms) == (4, 64_000) == \
+        (used["min_query_count"], used["max_duration_ms"])
+    assert used["max_duration_from"].startswith("--mlperf-min-queries")
+    ts, _, _ = settings.build(lg, "multistream", "smoke", "squeezenet1_1", seed, opts)
+    assert ts.max_duration_ms == 240_000                      # the batch-8 row's 30 s
+    ts, _, _ = settings.build(lg, "offline", "smoke", "squeezenet1_1", seed, opts)
+    assert ts.max_duration_ms == 20_000                       # one query: its own QPS sizes it
+    fast = {"latency_p90_ms": 2.0}                            # room enough already
+    ts, used, _ = settings.build(lg, "singlestream", "smoke", "squeezenet1_1", fast, opts)
+    assert ts.max_duration_ms == 10_000 and "max_duration_from" not in used
+
+
 @pytest.mark.parametrize("opts, says", [
     ({"mlperf_offline_batch": 0}, "--mlperf-offline-batch 0: must be an integer >= 1"),
     ({"mlperf_min_queries": -3}, "--mlperf-min-queries -3"),

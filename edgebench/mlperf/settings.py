@@ -95,6 +95,17 @@ def build(lg, task: str, profile: str, model: str, seed: dict, options: dict,
     ts.single_stream_expected_latency_ns = int(ss_ms * 1e6)
     ts.multi_stream_expected_latency_ns = int(ms_ms * 1e6)
     ts.offline_expected_qps = float(qps)
+    if options.get("mlperf_min_queries") is not None and ts.max_duration_ms \
+            and scenario != "Offline":
+        # The queries asked for must fit under the short profile's cap: LoadGen stops at the
+        # cap whatever the count, and the test then fails on too few queries (smoke's 10 s
+        # cap against 3-10 s calls under QEMU). Twice the asked count at the expected latency
+        # leaves room for the spread; an Offline query is one, sized by its own QPS.
+        per_query_ms = ss_ms if scenario == "SingleStream" else ms_ms
+        needed_ms = int(2 * ts.min_query_count * per_query_ms)
+        if needed_ms > ts.max_duration_ms:
+            ts.max_duration_ms = needed_ms
+            rec["max_duration_from"] = "--mlperf-min-queries x the expected latency, twice over"
     rec["expected"] = {"singlestream_latency_ms": round(ss_ms, 4),
                        "multistream_latency_ms": round(ms_ms, 4), "offline_qps": round(qps, 4),
                        "seeded_from": sorted(seed) or "defaults (no latency/throughput cell)",
