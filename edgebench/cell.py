@@ -37,6 +37,9 @@ class RunSettings:
     # what the switch to it found (edgebench.powermodes.ModeState.to_json()).
     power_mode: str = ""
     power_mode_state: dict | None = None
+    # The tasks the run's plan holds: a JIT variant's model branch warms only the batch
+    # shapes they call (edgebench.model_branch.warm_batch_sizes). Empty: every task's.
+    tasks: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)

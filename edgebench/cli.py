@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import sys
@@ -242,6 +243,9 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
                            {m: tuple(data_config(m)["input_size"]) for m in args.models})
     cells = planmod.build(args.models, checked["variants"], args.tasks,
                           reference_parity=session.reference_computes_off_cpu())
+    # JIT model branches warm only the batch shapes the planned tasks call.
+    session.settings = dataclasses.replace(session.settings,
+                                           tasks=tuple(dict.fromkeys(c.task for c in cells)))
     # the settings with the options the variants settled in their probes
     settings, run_id, prof = session.settings, session.settings.run_id, session.settings.prof
 

@@ -130,6 +130,9 @@ def test_pytorch_compile_parity_and_compile_time(tmp_path, wnid_folder, cache_di
     assert_records_valid(tmp_path / "r")
     assert r["status"] == "ok" and r["max_abs_diff"] <= 1e-3 and r["top1_agreement"] == 1.0
     assert r["convert_s"] > 0 and r["variant_meta"]["compile_s"] > 0
+    # a parity-only run: its branch warms the parity batch alone (8 images, batch 8), not
+    # the latency and throughput shapes the run never calls
+    assert r["variant_meta"]["compiled_in"]["warm_batch_sizes"] == [8], r["variant_meta"]
     assert "Parity against PyTorch FP32" in proc.stdout and "pytorch-compile" in proc.stdout
 
 

@@ -240,6 +240,19 @@ def _compile_session(tmp_path, cache_dir) -> runner.Session:
     return s
 
 
+def test_a_model_branch_warms_only_the_batch_shapes_the_run_calls():
+    """quick: accuracy batch 8, throughput cap 16; 20 parity images leave a remainder of 4."""
+    from edgebench.model_branch import warm_batch_sizes
+
+    prof = PROFILES["quick"]
+    assert warm_batch_sizes(prof, 20) == [1, 8, 4, 2, 16]           # no tasks given: all
+    assert warm_batch_sizes(prof, 20, ("parity",)) == [8, 4]
+    assert warm_batch_sizes(prof, 8, ("parity", "accuracy")) == [8]
+    assert warm_batch_sizes(prof, 20, ("latency", "singlestream")) == [1]
+    assert warm_batch_sizes(prof, 20, ("latency", "throughput")) == [1, 2, 4, 8, 16]
+    assert warm_batch_sizes(prof, 20, ("convert",)) == []
+
+
 TASKS = ("parity", "accuracy", "latency", "throughput")
 
 
