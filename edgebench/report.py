@@ -158,7 +158,8 @@ def _power_section(rows: list[dict], records: list[dict]) -> list[str]:
     power_reasons = {r.get("power_reason") for r in records if r.get("power_reason")}
     if power_reasons:
         out += ([] if shown else ["## Power", ""]) + [
-            "No figure is estimated. Where power is empty: " + "; ".join(sorted(power_reasons)), ""]
+            "No figure is estimated. Where power is empty, or its source stopped during a "
+            "task (the record's power_w.gap says for how long): " + "; ".join(sorted(power_reasons)), ""]
     return out
 
 

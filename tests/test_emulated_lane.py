@@ -300,6 +300,13 @@ def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
         # (power_w.gap) and is not compared, and the other mode must compare.
         assert "unchanged" not in p, p
         stale = "gap" in p
+        # CI 2026-11-27 (2f392e5): the service stopped for good in MODE_50W when its own
+        # `nvpmodel -q` (the stand-in, a shell script under QEMU) passed jetson-stats' 4 s
+        # timeout beside the workers. A source that fails keeps its name, and the record
+        # says why (power_reason) and where it gave nothing (gap): such a mode is not compared.
+        if r["power_reason"]:
+            assert r["power_reason"].startswith("power source jtop failed: ") and stale, \
+                (r["power_reason"], p)
         compared[mode] = None if stale else check["rel_diff"]
         assert stale or abs(check["rel_diff"]) <= JTOP_INA_TOLERANCE, check
         # net power x time per sample, so it takes net power's sign. Not asserted positive:

@@ -329,6 +329,31 @@ def test_a_window_with_a_long_stretch_without_power_samples_says_so(tmp_path, mo
     jsonschema.validate(edges, power_schema)
 
 
+def test_a_power_source_that_fails_during_the_task_is_named_with_its_reason(tmp_path, monkeypatch):
+    """A source that fails while the task runs keeps its name in the record, and the record
+    says why it stopped (power_reason) and for how long it gave nothing (gap). Seen in CI on
+    2026-11-27: jtop's service stopped for good when its `nvpmodel -q` call passed 4 s under
+    QEMU, and the record said source null with no reason."""
+    import shutil
+    import time
+
+    from edgebench.telemetry import monitor as monitor_mod
+
+    monkeypatch.setattr(monitor_mod, "POWER_GAP_NOTE_S", 0.2)          # 3 s on a board
+    root = make_orin_sysfs(tmp_path)
+    mon = Monitor(interval_s=0.02, power=InaSysfsSource(str(root))).start()
+    with mon.window() as w:
+        w.n_items = 10
+        time.sleep(0.1)
+        shutil.rmtree(root / "bus")                 # the rails' files are gone mid-window
+        time.sleep(0.4)
+    mon.stop()
+    power, reason, _ = mon.power_summary()
+    assert power["source"] == "ina3221-sysfs" and power["mean"] > 0, power
+    assert reason.startswith("power source ina3221-sysfs failed: "), reason
+    assert power["gap"].startswith("ina3221-sysfs gave no sample for "), power
+
+
 def test_monitor_integrates_an_ina_source(tmp_path):
     root = make_orin_sysfs(tmp_path)
     mon = Monitor(interval_s=0.02, power=InaSysfsSource(str(root)),

@@ -90,6 +90,9 @@ class Monitor:
         else:
             self.power_reason = "" if power else "power sampling disabled"
         self.power: PowerSource | None = power
+        # Kept after the source fails (sample_now drops it): the samples it gave still carry
+        # its name, caveat and events, and power_reason says why it stopped.
+        self.power_given: PowerSource | None = power
         # EDGEBENCH_POWER_CHECK=<source>: a second source read at the same instants, so that
         # one source can be checked against another over the very same window (jtop against
         # the INA3221 files it reads itself; sources.check_source).
@@ -340,8 +343,8 @@ class Monitor:
         sig = maths.sig
         power = {"mean": sig(p["mean"]), "idle": sig(p["idle"]), "net": sig(p["net"]),
                  "rails": {k: sig(v) for k, v in p["rails"].items()},
-                 "window_s": sig(p["window_s"]), "source": self.power.name if self.power else None,
-                 "caveat": getattr(self.power, "caveat", "") if self.power else ""}
+                 "window_s": sig(p["window_s"]), "source": getattr(self.power_given, "name", None),
+                 "caveat": getattr(self.power_given, "caveat", "") if self.power_given else ""}
         if p.get("check") is not None:
             power["check"] = self._check_figures(p["mean"], p["check"])
         if p["unchanged"]:
@@ -350,13 +353,16 @@ class Monitor:
         if p["longest_gap_s"] > POWER_GAP_NOTE_S:
             power["gap"] = gap_note(power["source"] or "the power source",
                                     p["longest_gap_s"], p["window_s"])
-        events = getattr(self.power, "events", None)
+        events = getattr(self.power_given, "events", None)
         if events:
             power["source_events"] = list(events)
         if p["net"] is not None and p["net"] <= 0:
             # Kept as measured (never clamped): the reader is told why it is not positive.
             power["note"] = NET_AT_OR_BELOW_IDLE
-        reason = None if self.idle_w is not None else "idle power not measured: energy not net of idle"
+        # A source that failed during the task stops giving samples (power_w.gap then shows
+        # where): its reason goes in the record, before the idle note.
+        reason = self.power_reason or (None if self.idle_w is not None
+                                       else "idle power not measured: energy not net of idle")
         return power, reason, sig(p["energy_mj_per_sample"])
 
     def _check_figures(self, mean: float | None, check: dict) -> dict:
