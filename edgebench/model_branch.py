@@ -52,11 +52,12 @@ class Prepared:
 PREPARED: Prepared | None = None
 
 
-# Which batch shapes each task calls a predictor with (warm_batch_sizes).
-BATCH_ONE_TASKS = {"latency", "singlestream", "throughput", "multistream", "offline"}
-PASS_TASKS = {"parity", "accuracy"}                  # the accuracy batch and its remainder
-LADDER_TASKS = {"throughput", "multistream", "offline"}  # the doubling sizes (MultiStream: 8;
-# Offline: the best throughput batch, known only once the throughput cell has run)
+# Which batch shapes each task calls a predictor with (warm_batch_sizes): batch 1; the
+# accuracy batch and its remainder; the doubling sizes from 1 (throughput's search; MultiStream
+# calls 8, Offline the best throughput batch, known only once the throughput cell has run).
+BATCH_ONE_TASKS = {"latency", "singlestream"}
+PASS_TASKS = {"parity", "accuracy"}
+LADDER_TASKS = {"throughput", "multistream", "offline"}
 
 
 def warm_batch_sizes(prof: dict, n_images: int, tasks=()) -> list[int]:
@@ -65,7 +66,8 @@ def warm_batch_sizes(prof: dict, n_images: int, tasks=()) -> list[int]:
     accuracy/parity batch and its remainder, then the throughput search's doubling sizes up
     to the profile's cap. A shape no task calls is not warmed: for torch.compile each new
     shape may be another graph to compile (a parity-only run of the tiny test model warmed
-    5 shapes and compiled 3 graphs in 27.9 s, 2026-11-27)."""
+    5 shapes and compiled 3 graphs in 27.9 s, 2026-11-27:
+    experiments/ci-parallel-2026-11-26/compile-warm-2026-11-27.txt)."""
     wanted = set(tasks) if tasks else BATCH_ONE_TASKS | PASS_TASKS | LADDER_TASKS
     ab = min(prof["accuracy_batch"], n_images) if n_images else prof["accuracy_batch"]
     sizes = [1] if wanted & BATCH_ONE_TASKS else []

@@ -339,14 +339,22 @@ def test_a_power_source_that_fails_during_the_task_is_named_with_its_reason(tmp_
 
     from edgebench.telemetry import monitor as monitor_mod
 
+    class ClosedAware(InaSysfsSource):           # the real reader; close() is remembered
+        closed = False
+
+        def close(self):
+            self.closed = True
+
     monkeypatch.setattr(monitor_mod, "POWER_GAP_NOTE_S", 0.2)          # 3 s on a board
     root = make_orin_sysfs(tmp_path)
-    mon = Monitor(interval_s=0.02, power=InaSysfsSource(str(root))).start()
+    source = ClosedAware(str(root))
+    mon = Monitor(interval_s=0.02, power=source).start()
     with mon.window() as w:
         w.n_items = 10
         time.sleep(0.1)
         shutil.rmtree(root / "bus")                 # the rails' files are gone mid-window
         time.sleep(0.4)
+        assert source.closed                        # closed when it failed, not left open
     mon.stop()
     power, reason, _ = mon.power_summary()
     assert power["source"] == "ina3221-sysfs" and power["mean"] > 0, power

@@ -46,6 +46,14 @@ def gap_note(source: str, longest_s: float, span_s: float) -> str:
             "power there is interpolated between the samples around it")
 
 
+def _closed(source: PowerSource) -> None:
+    """Close a source that failed (stop() closes only the live ones: a jtop client would
+    keep its thread and socket); None, what the monitor then holds instead."""
+    with contextlib.suppress(Exception):
+        source.close()
+    return None
+
+
 NET_AT_OR_BELOW_IDLE = ("mean power at or below the idle measured before the task: the load "
                         "drew no power above idle that this source resolved (samples older "
                         "than the window, or a load below the sensor's noise); net power and "
@@ -154,14 +162,14 @@ class Monitor:
                 mw = self.power.read_mw()
             except Exception as e:  # noqa: BLE001 - a failing sensor must not kill the task
                 self.power_reason = f"power source {self.power.name} failed: {e}"
-                self.power = None
+                self.power = _closed(self.power)
         check_mw = None
         if self.check is not None:
             try:
                 check_mw = self.check.read_mw()
             except Exception as e:  # noqa: BLE001 - the check must not stop the measurement
                 self.check_reason = f"power check source {self.check.name} failed: {e}"
-                self.check = None
+                self.check = _closed(self.check)
         state = None
         if self.device_state and t - self._last_state >= 1.0:
             self._last_state = t
