@@ -91,6 +91,34 @@ def test_recreated_tegra_files_read_by_the_suites_readers(tmp_path):
     assert all(p["min_khz"] == p["max_khz"] == tegra.CPU_MAX_KHZ for p in st["cpu_policies"])
 
 
+def test_nvpmodel_stand_in_answers_a_query_with_builtins_once_it_has_made_it(tmp_path):
+    """jetson-stats runs `nvpmodel -q` on every sample (4 s timeout); under QEMU each program
+    the stand-in starts costs a QEMU start-up, so after the first query it answers from its
+    own copy with shell builtins alone: here with no PATH at all, where sed and awk cannot
+    run. A changed status (a switch) is read from the conf again."""
+    tegra = _tegra()
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/nvpmodel.conf").write_text(tegra.nvpmodel_conf(), encoding="utf-8")
+    status = tmp_path / "var/lib/nvpmodel/status"
+    status.parent.mkdir(parents=True)
+    status.write_text("pmode:0003\n", encoding="utf-8")
+    script = str(EMU / "tegra" / "nvpmodel")
+    env = {"EDGEBENCH_EMULATED_NVPMODEL_ROOT": str(tmp_path), "PATH": os.environ["PATH"]}
+
+    def query(path_env):
+        return subprocess.run(["/bin/sh", script, "-q"], env={**env, "PATH": path_env},
+                              capture_output=True, text=True, timeout=30)
+
+    assert query("/nonexistent").returncode != 0            # no copy yet: it needs awk
+    first = query(os.environ["PATH"])
+    assert (first.returncode, first.stdout) == (0, "NV Power Mode: MODE_50W\n3\n"), first.stderr
+    again = query("/nonexistent")
+    assert (again.returncode, again.stdout) == (0, first.stdout), again.stderr
+    status.write_text("pmode:0000\n", encoding="utf-8")    # switched to MAXN
+    assert query("/nonexistent").returncode != 0            # the copy is not used
+    assert query(os.environ["PATH"]).stdout == "NV Power Mode: MAXN\n0\n"
+
+
 def test_no_emulation_seen_on_a_native_process():
     from edgebench import sysinfo
 
