@@ -324,6 +324,37 @@ def test_rerank_remeasures_the_best_records_and_builds_apply_them(tuned_dir, tmp
     assert not database.reranked_dir(db).exists() and "run --rerank again" in r.stderr
 
 
+def test_measured_allocation_halves_the_first_round_then_caps_by_measured_time(tmp_path):
+    """--allocation measured: the first round gives each task half a batch (2 of 4), so the
+    gradient rule gets the rest of the budget, in full batches, with caps re-made from the
+    measured time. Two tasks of the tiny model (a conv and a max pool), 8 trials."""
+    import math
+
+    root = tmp_path / "tuning"
+    tasks = ["fused_conv2d1_add_relu1", "max_pool2d1"]
+    r = _cli("--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
+             "--tuning-dir", str(root), "--trials", "8", "--trials-per-iter", "4",
+             "--population", "64", "--allocation", "measured", "--only-tasks", *tasks,
+             "--no-progress")
+    assert r.returncode == 0, r.stderr[-3000:]
+    db = _db_dir(root)
+    alloc = json.loads((db / "tuning.json").read_text(encoding="utf-8"))["sessions"][-1]["allocation"]
+    assert alloc["rule"] == "measured" and alloc["first_round_batch"] == 2, alloc
+    assert alloc["later_batch"] == 4 and alloc["caps_from_measured_time"] is True
+    # The first round: at most 2 records per task (fewer where a task's space ran out), every
+    # task in it; uniform would have given the first task 4 in a row.
+    wl = [rec[0] for rec in _records(db)]
+    first, later = wl[:alloc["after_trials"]], wl[alloc["after_trials"]:]
+    assert 2 <= len(first) <= 4 and sorted(set(first)) == [0, 1], wl
+    assert all(first.count(w) <= 2 for w in set(first)), wl
+    # Afterwards a full batch of 4 (the budget left is 4 or more).
+    assert len(later) >= 4 and later[:4] == [later[0]] * 4, wl
+    # Caps: the even cap (4 x ceil(8 / 2) = 16) or the task's share of the measured time.
+    shares = alloc["largest_measured_shares"]
+    assert len(shares) == 2 and math.isclose(sum(t["share"] for t in shares), 1, abs_tol=2e-4)
+    assert all(t["cap"] == max(16, math.ceil(8 * t["share"])) for t in shares), shares
+
+
 def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path):
     """Another database's measurements give the cost model a trained booster before any of
     this model's candidates is measured: its predictions stop being random draws."""

@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="uniform (default): every task the same batch, as MetaSchedule does; "
                         "share: a task's batch size and trial cap follow its share of the "
                         "network's arithmetic (calls x FLOPs): helped ResNet-152, hurt "
-                        "Swin-T and MobileNetV2; see below")
+                        "Swin-T and MobileNetV2; measured: a first round of half batches, "
+                        "then caps by each task's share of the measured time; see below")
     p.add_argument("--max-trials-per-task", type=int, default=None,
                    help="cap per task (default 4x an even share)")
     p.add_argument("--population", type=int, default=256,

@@ -72,7 +72,13 @@ trial allocation (--allocation; default uniform):
   0.819x (that conv got 153 trials), but Swin-T 1.082x and MobileNetV2 1.210x: FLOPs miss
   the time of memory-bound kernels (layer norms, softmaxes, depthwise convs), whose batches
   shrank. So share is for networks whose time is in large convs (docs/tvm.md, "Trial
-  allocation").
+  allocation"). measured gives the first round half batches (MobileNetV2: 34 x 8 = 272 of
+  512, not 510), then caps each task by its share of the time measured in that round
+  (calls x best latency), which sees memory-bound kernels; the gradient rule spends the
+  rest. tuning.json's allocation lists the largest measured shares and their caps. One seed
+  each, network p50: ResNet-152 measured 1.02x share's, MobileNetV2 measured 1.11x
+  uniform's (share: 1.21x). Inside the spread between seeds, so uniform stays the default
+  (docs/tvm.md, "Trial allocation by measured time").
 
 re-ranking (--rerank [K]; off unless asked for):
   A task's best record is the minimum over all its candidates of one ~50 ms measurement; on a

@@ -6,7 +6,7 @@ import math
 import os
 import shutil
 
-ALLOCATIONS = ("share", "uniform")
+ALLOCATIONS = ("measured", "share", "uniform")
 SMALLEST_BATCH = 2      # candidates per batch for a task with a small share of the work
 
 
@@ -45,6 +45,26 @@ def task_caps(shares: list[float], budget: int, cap: int) -> list[int]:
     return [max(cap, math.ceil(budget * s)) for s in shares]
 
 
+def first_round_batch(per_iter: int) -> int:
+    """``measured``: the first round's batch, half the even one (at least ``SMALLEST_BATCH``).
+    With even batches the first round is the whole budget (ResNet-152: 29 x 17 = 493 of 512;
+    MobileNetV2: 34 x 15 = 510), so the gradient rule, which follows measured time, never
+    gets to choose; with half, it spends the other half."""
+    return max(min(per_iter, SMALLEST_BATCH), math.ceil(per_iter / 2))
+
+
+def measured_shares(weights: list[float], best_s: list) -> list[float]:
+    """Each task's share of the network's measured time: calls x its best latency so far,
+    normalised. Unlike FLOPs (``task_shares``) this sees memory-bound kernels (depthwise
+    convs, layer norms, softmaxes) for what they cost. A task with no good measurement
+    gets 0; uniform when no task has one."""
+    t = [float(w) * b if b is not None and b < 1e9 else 0.0 for w, b in zip(weights, best_s)]
+    total = sum(t)
+    if total <= 0:
+        return [1.0 / len(t)] * len(t) if t else []
+    return [x / total for x in t]
+
+
 class Loop:
     """The tuning loop (MetaSchedule's TaskScheduler, re-done in Python for three reasons):
 
@@ -59,6 +79,10 @@ class Loop:
     Allocation: one round over all tasks, then MetaSchedule's gradient rule (pick the task
     with the largest weight x expected latency gain; alpha 0.2, window 3). ``per_iter`` and
     ``per_task_cap`` hold one number per task (``batch_sizes``, ``task_caps``).
+    ``first_batch`` (``measured``) sizes the first round's batches apart from the later
+    ones; after that round each task's cap becomes the larger of its cap and its share of
+    the measured time (``measured_shares``) of ``budget_total`` (None: caps as given), and
+    ``recapped`` says so.
 
     ``probe`` (``machine_speed.Probe``, optional) is sampled after each batch's measurement;
     ``speed`` holds the trace (trials done, task, sample)."""
@@ -66,7 +90,8 @@ class Loop:
     ALPHA, WINDOW = 0.2, 3
 
     def __init__(self, contexts, weights, database, cost_model, builder, runner, per_iter,
-                 per_task_cap, existing, on_batch, probe=None):
+                 per_task_cap, existing, on_batch, probe=None, first_batch=None,
+                 budget_total=None):
         self.ctx, self.w = contexts, [float(x) for x in weights]
         self.db, self.cm, self.builder, self.runner = database, cost_model, builder, runner
         self.per_iter, self.cap = list(per_iter), list(per_task_cap)
@@ -76,19 +101,25 @@ class Loop:
         self.alive = [True] * len(contexts)
         self.on_batch = on_batch
         self.probe, self.speed = probe, []
+        self.first_batch, self.budget_total = first_batch, budget_total
+        self.recapped = None
         self.done = 0
         self.state = {"errors": 0, "build_errors": 0, "first_error": None}
 
     def run(self, budget: int, stop=lambda: False):
+        spaces = [ctx.generate_design_space() for ctx in self.ctx]
+        first_sizes = ([self.first_batch] * len(self.ctx) if self.first_batch
+                       else self.per_iter)
         for i, ctx in enumerate(self.ctx):
-            ctx.pre_tuning(self.cap[i], self.per_iter[i], ctx.generate_design_space(), self.db,
-                           self.cm)
+            ctx.pre_tuning(self.cap[i], first_sizes[i], spaces[i], self.db, self.cm)
         first = sorted(range(len(self.ctx)), key=lambda i: self.trials[i])
         try:
             for i in first:
                 if self.done >= budget or stop():
                     return
                 self._step(i)
+            if self.first_batch:
+                self._recap(spaces)
             while self.done < budget and not stop():
                 i = self._pick()
                 if i is None:
@@ -97,6 +128,24 @@ class Loop:
         finally:
             for ctx in self.ctx:
                 ctx.post_tuning()
+
+    def _recap(self, spaces):
+        """``measured``, after the first round: caps from the measured time, and the search
+        strategies re-armed with the later batch size and the new caps (a strategy fixes both
+        when tuning starts; re-arming keeps the database and the cost model, as a resumed
+        session does)."""
+        shares = measured_shares(self.w, self.best)
+        if self.budget_total:           # else the caps were given (--max-trials-per-task)
+            self.cap = task_caps(shares, self.budget_total, max(self.cap))
+        for i, ctx in enumerate(self.ctx):
+            ctx.post_tuning()
+            ctx.pre_tuning(self.cap[i], self.per_iter[i], spaces[i], self.db, self.cm)
+        top = sorted(range(len(self.ctx)), key=lambda i: -shares[i])[:5]
+        self.recapped = {
+            "after_trials": self.done,
+            "largest_measured_shares": [{"task": self.ctx[i].task_name,
+                                         "share": round(shares[i], 4),
+                                         "cap": self.cap[i]} for i in top]}
 
     def _pick(self):
         best_i, best_g = None, None

@@ -67,7 +67,7 @@ class TuneConfig:
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     reuse: bool = True                  # start shared kernels from sibling databases' records
     design_space: str = "auto"          # auto: CPU channels-last tiles at the vector width
-    allocation: str = "uniform"         # share: batch sizes and caps by share of the FLOPs
+    allocation: str = "uniform"         # share: by FLOPs; measured: by measured time (scheduler)
     verbose: bool = False               # MetaSchedule's own console log
 
 
@@ -109,6 +109,12 @@ def _allocation(tasks, cfg: TuneConfig, per_iter: int, cap: int):
                          f"(got '{cfg.allocation}')")
     if cfg.allocation == "uniform":
         return [per_iter] * len(tasks), [cap] * len(tasks), {"rule": "uniform"}
+    if cfg.allocation == "measured":
+        first = scheduler.first_round_batch(per_iter)
+        return [per_iter] * len(tasks), [cap] * len(tasks), {
+            "rule": "measured", "first_round_batch": first,
+            "first_round_trials": first * len(tasks), "later_batch": per_iter,
+            "caps_from_measured_time": not cfg.max_trials_per_task}
     shares = scheduler.task_shares(tasks)
     batches = scheduler.batch_sizes(shares, per_iter)
     caps = (scheduler.task_caps(shares, cfg.trials, cap) if not cfg.max_trials_per_task
@@ -200,8 +206,12 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         measurer = runner.make_runner(cfg)
         # Candidates measured here, on this CPU: trace its speed (machine_speed).
         probe = machine_speed.Probe() if runner_name == "local" else None
-        loop = scheduler.Loop(contexts, weights, db, cost_model, runner.make_builder(cfg),
-                              measurer, batches, caps, before["per_task"], on_update, probe)
+        measured = cfg.allocation == "measured"
+        loop = scheduler.Loop(
+            contexts, weights, db, cost_model, runner.make_builder(cfg), measurer, batches,
+            caps, before["per_task"], on_update, probe,
+            first_batch=allocation["first_round_batch"] if measured else None,
+            budget_total=cfg.trials if measured and not cfg.max_trials_per_task else None)
         hit, old_handlers = _catch_interrupts()
         try:
             loop.run(remaining, stop=lambda: hit["signal"] is not None)
@@ -233,6 +243,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     tuning_s = time.perf_counter() - t_tune
     after = database.tuning_summary(db_dir, tasks)
     speed = machine_speed.session_record(loop.speed if loop else [], runner_name)
+    if loop is not None and loop.recapped:
+        info["allocation"] = {**info["allocation"], **loop.recapped}
     if run_trials or interrupted or reused["records"]:
         database.record_session(db_dir, {
             "started_at": started_at, "layout": layout, "conv2d": conv2d,
