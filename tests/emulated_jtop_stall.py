@@ -17,6 +17,7 @@ import time
 
 STOP_S = 6.0       # the service drops a client silent for 3 s
 WATCH_S = 15.0     # generous: the service and this client share a loaded machine under QEMU
+LATE_S = 5.0       # after this long awake, a dropped client's backlog has long been read
 
 
 def stop_self(seconds: float) -> None:
@@ -26,16 +27,21 @@ def stop_self(seconds: float) -> None:
 
 
 def fresh_after_stop(new_sample) -> dict:
-    """New samples counted for 2 s, then the stop, then for WATCH_S."""
-    def count(seconds: float) -> int:
-        n, t0 = 0, time.monotonic()
+    """New samples counted for 2 s, then the stop, then for WATCH_S: "after" counts them all,
+    "late" those from LATE_S on. A dropped client reads only what the service sent before
+    dropping it (a backlog, read at once on waking), so its late count is 0."""
+    def count(seconds: float) -> list:
+        seen, t0 = [], time.monotonic()
         while time.monotonic() - t0 < seconds:
-            n += bool(new_sample())
+            if new_sample():
+                seen.append(time.monotonic() - t0)
             time.sleep(0.05)
-        return n
+        return seen
     before = count(2.0)
     stop_self(STOP_S)
-    return {"before": before, "after": count(WATCH_S)}
+    after = count(WATCH_S)
+    return {"before": len(before), "after": len(after),
+            "late": sum(t >= LATE_S for t in after)}
 
 
 class NewUptime:
