@@ -58,7 +58,7 @@ tvm_best_db() {
     case $1 in
         resnet152) dir=results/experiments/tvm-allocation-2026-11-26/tuning ;;   # --allocation share
         vgg16) dir=results/experiments/tvm-winograd-2026-11-26/tuning ;;         # --conv2d winograd
-        mobilenetv2_100) dir=results/experiments/tvm-measured-allocation-2026-11-27/uniform ;;
+        mobilenetv2_100 | squeezenet1_1) dir=results/experiments/tvm-measured-allocation-2026-11-27/uniform ;;
         *) dir=results/experiments/tvm-six-models-2026-11-25/tuning ;;
     esac
     restore_tvm_db "$1" "$dir"
