@@ -3,9 +3,9 @@ a jtop client whose process is stopped for longer than the service waits for it.
 
 Two clients in turn, each stopped (SIGSTOP, its whole process: every thread) for STOP_S and
 then watched for WATCH_S: jetson-stats' own client, which the service drops and which reads
-at most one new sample after it (the one the service took in its last 3 s; the behaviour the
-fix is for), and edgebench's JtopSource, which
-asks the service to sample again. Prints one JSON line."""
+at most two new samples after it, at once (the last one published and one the service's timer
+finished while closing; the behaviour the fix is for), and edgebench's JtopSource, which asks
+the service to sample again. Prints one JSON line."""
 from __future__ import annotations
 
 import json
@@ -17,7 +17,7 @@ import time
 
 STOP_S = 6.0       # the service drops a client silent for 3 s
 WATCH_S = 15.0     # generous: the service and this client share a loaded machine under QEMU
-LATE_S = 5.0       # after this long awake, a dropped client's backlog has long been read
+LATE_S = 5.0       # after this long awake, a dropped client has read the last it will get
 
 
 def stop_self(seconds: float) -> None:
@@ -28,8 +28,8 @@ def stop_self(seconds: float) -> None:
 
 def fresh_after_stop(new_sample) -> dict:
     """New samples counted for 2 s, then the stop, then for WATCH_S: "after" counts them all,
-    "late" those from LATE_S on. A dropped client reads only what the service sent before
-    dropping it (a backlog, read at once on waking), so its late count is 0."""
+    "late" those from LATE_S on. A dropped client reads only what the service published
+    before its timer thread closed, at once on waking, so its late count is 0."""
     def count(seconds: float) -> list:
         seen, t0 = [], time.monotonic()
         while time.monotonic() - t0 < seconds:

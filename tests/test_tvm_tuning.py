@@ -338,7 +338,8 @@ def test_measured_allocation_halves_the_first_round_then_caps_by_measured_time(t
              "--no-progress")
     assert r.returncode == 0, r.stderr[-3000:]
     db = _db_dir(root)
-    alloc = json.loads((db / "tuning.json").read_text(encoding="utf-8"))["sessions"][-1]["allocation"]
+    session = json.loads((db / "tuning.json").read_text(encoding="utf-8"))["sessions"][-1]
+    alloc = session["allocation"]
     assert alloc["rule"] == "measured" and alloc["first_round_batch"] == 2, alloc
     assert alloc["later_batch"] == 4 and alloc["caps_from_measured_time"] is True
     # The first round: at most 2 records per task (fewer where a task's space ran out), every
@@ -347,8 +348,14 @@ def test_measured_allocation_halves_the_first_round_then_caps_by_measured_time(t
     first, later = wl[:alloc["after_trials"]], wl[alloc["after_trials"]:]
     assert 2 <= len(first) <= 4 and sorted(set(first)) == [0, 1], wl
     assert all(first.count(w) <= 2 for w in set(first)), wl
-    # Afterwards a full batch of 4 (the budget left is 4 or more).
+    # Afterwards a full batch of 4 (the budget left is 4 or more): one batch, as the
+    # machine-speed trace (a sample after every measured batch) counts them; two batches of
+    # 2 would mean the strategies were not re-armed.
     assert len(later) >= 4 and later[:4] == [later[0]] * 4, wl
+    done = [t["trials"] for t in session["machine_speed"]["trace"]]
+    sizes = [b - a for a, b in zip([0] + done, done)]
+    k = done.index(alloc["after_trials"]) + 1
+    assert all(b <= 2 for b in sizes[:k]) and sizes[k] == 4, sizes
     # Caps: the even cap (4 x ceil(8 / 2) = 16) or the task's share of the measured time.
     shares = alloc["largest_measured_shares"]
     assert len(shares) == 2 and math.isclose(sum(t["share"] for t in shares), 1, abs_tol=2e-4)

@@ -10,6 +10,14 @@ ALLOCATIONS = ("measured", "share", "uniform")
 SMALLEST_BATCH = 2      # candidates per batch for a task with a small share of the work
 
 
+def _normalised(work: list[float]) -> list[float]:
+    """Shares summing to 1; uniform when there is nothing to share."""
+    total = sum(work)
+    if total <= 0:
+        return [1.0 / len(work)] * len(work) if work else []
+    return [w / total for w in work]
+
+
 def task_shares(tasks) -> list[float]:
     """Each task's share of the network's arithmetic: calls (the task's weight) x the TIR
     function's floating-point operations (``estimate_tir_flops``), normalised to sum to 1.
@@ -23,10 +31,7 @@ def task_shares(tasks) -> list[float]:
         except Exception:  # noqa: BLE001 - a function the estimator cannot walk
             flops = 0.0
         work.append(float(task.weight) * flops)
-    total = sum(work)
-    if total <= 0:
-        return [1.0 / len(tasks)] * len(tasks) if tasks else []
-    return [w / total for w in work]
+    return _normalised(work)
 
 
 def batch_sizes(shares: list[float], per_iter: int, smallest: int = SMALLEST_BATCH) -> list[int]:
@@ -58,11 +63,8 @@ def measured_shares(weights: list[float], best_s: list) -> list[float]:
     normalised. Unlike FLOPs (``task_shares``) this sees memory-bound kernels (depthwise
     convs, layer norms, softmaxes) for what they cost. A task with no good measurement
     gets 0; uniform when no task has one."""
-    t = [float(w) * b if b is not None and b < 1e9 else 0.0 for w, b in zip(weights, best_s)]
-    total = sum(t)
-    if total <= 0:
-        return [1.0 / len(t)] * len(t) if t else []
-    return [x / total for x in t]
+    return _normalised([float(w) * b if b is not None and b < 1e9 else 0.0
+                        for w, b in zip(weights, best_s)])
 
 
 class Loop:

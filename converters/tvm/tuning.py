@@ -206,12 +206,11 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         measurer = runner.make_runner(cfg)
         # Candidates measured here, on this CPU: trace its speed (machine_speed).
         probe = machine_speed.Probe() if runner_name == "local" else None
-        measured = cfg.allocation == "measured"
         loop = scheduler.Loop(
             contexts, weights, db, cost_model, runner.make_builder(cfg), measurer, batches,
             caps, before["per_task"], on_update, probe,
-            first_batch=allocation["first_round_batch"] if measured else None,
-            budget_total=cfg.trials if measured and not cfg.max_trials_per_task else None)
+            first_batch=allocation.get("first_round_batch"),      # measured only
+            budget_total=cfg.trials if allocation.get("caps_from_measured_time") else None)
         hit, old_handlers = _catch_interrupts()
         try:
             loop.run(remaining, stop=lambda: hit["signal"] is not None)

@@ -28,9 +28,17 @@ trap 'rm -f "$ROOT/usr/sbin/nvpmodel.before" "$ROOT/usr/sbin/nvpmodel.after" "$R
         done
     done
 } | tee "$HERE/times.txt"
-awk '$1 == "before" || $1 == "after" { n[$1]++; v[$1, n[$1]] = $2 }
-     END { for (k in n) { m = n[k]; for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
-                             if (v[k, j] < v[k, i]) { t = v[k, i]; v[k, i] = v[k, j]; v[k, j] = t }
-                          printf "%s: median %.2f s, %.2f-%.2f s over %d calls\n", k,
-                                 (m % 2 ? v[k, (m + 1) / 2] : (v[k, m / 2] + v[k, m / 2 + 1]) / 2),
-                                 v[k, 1], v[k, m], m } }' "$HERE/times.txt" | sort | tee "$HERE/summary.txt"
+# Each version's median and range, from times.txt.
+"${PY:-.venv/bin/python}" - "$HERE/times.txt" <<'EOF' | tee "$HERE/summary.txt"
+import statistics
+import sys
+
+calls = {}
+for line in open(sys.argv[1]):
+    word = line.split()
+    if word and word[0] in ("before", "after"):
+        calls.setdefault(word[0], []).append(float(word[1]))
+for k in sorted(calls):
+    v = calls[k]
+    print(f"{k}: median {statistics.median(v):.2f} s, {min(v):.2f}-{max(v):.2f} s over {len(v)} calls")
+EOF

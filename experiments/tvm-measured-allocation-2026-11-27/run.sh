@@ -32,8 +32,7 @@ for m in $MODELS; do
         step "$PY" -m edgebench.tune --model "$m" --trials "$TRIALS" --tuning-dir "$td" \
             --allocation "$a" --no-reuse --no-progress --summary "$d/tune-$a.json" \
             > "$d/tune-$a.log" 2>&1
-        cp "$(dirname "$(find "$td" -path "*/$m-*/tuning.json" | head -1)")/tuning.json" \
-            "$d/tuning-$a.json"
+        cp "$(find "$td" -path "*/$m-*/tuning.json" | head -1)" "$d/tuning-$a.json"
         dirs+=("$td")
     done
     step "$PY" benchmarks/tvm_databases.py --model "$m" --tuning-dirs "${dirs[@]}" \
