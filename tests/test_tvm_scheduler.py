@@ -26,3 +26,13 @@ def test_caps_from_measured_shares_keep_the_even_cap_as_a_floor():
     shares = scheduler.measured_shares([35, 1, 1], [1.6e-3, 1e-4, 1e-4])
     caps = scheduler.task_caps(shares, 512, 68)
     assert caps[0] == math.ceil(512 * shares[0]) > 68 and caps[1:] == [68, 68]
+
+
+def test_phase_record_gives_seconds_and_per_candidate_milliseconds():
+    phases = dict.fromkeys(scheduler.PHASES, 0.0)
+    phases.update(build_s=12.345, run_s=3.0)
+    rec = scheduler.phase_record(phases, 10)
+    assert rec["candidates"] == 10 and rec["build_s"] == 12.35 and rec["search_s"] == 0.0
+    assert rec["per_candidate_ms"]["build"] == 1234.5 and rec["per_candidate_ms"]["run"] == 300.0
+    # nothing measured (stopped before the first batch): no per-candidate figures
+    assert "per_candidate_ms" not in scheduler.phase_record(phases, 0)

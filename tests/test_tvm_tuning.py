@@ -142,6 +142,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert meta["sessions"][-1]["trials_per_iter"] == 4
     assert meta["sessions"][-1]["max_trials_per_task"] >= 4
     assert meta["sessions"][-1]["allocation"] == {"rule": "uniform"}      # the default
+    assert meta["sessions"][-1]["builder_pool"] == "kept"                  # the default
     # The machine's speed, sampled after every measured batch (at most 4 candidates each;
     # a data-movement task's space can hold fewer): one compute figure per CPU, one memory
     # figure, and the last sample at the session's last trial.
@@ -152,6 +153,14 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert all(1 <= n <= 4 for n in steps), steps
     assert speed["trace"][-1]["trials"] == meta["sessions"][-1]["trials_run"]
     assert all(len(s["compute_ms"]) == len(os.sched_getaffinity(0)) for s in speed["trace"])
+    # Where the session's time went: every phase ran, and they fit in the session's time.
+    from converters.tvm.scheduler import PHASES
+
+    phases = meta["sessions"][-1]["phases"]
+    assert phases["candidates"] == meta["sessions"][-1]["trials_run"] > 0, phases
+    assert all(phases[k] > 0 for k in PHASES), phases
+    assert sum(phases[k] for k in PHASES) <= meta["sessions"][-1]["tuning_s"] + 0.1, phases
+    assert set(phases["per_candidate_ms"]) == {k[:-2] for k in PHASES}
 
     # 2. Resume: the same command counts the records toward --trials and runs the rest.
     # A second model's database for the same target (here a copy) pre-trains the cost model.
@@ -518,3 +527,39 @@ def test_runner_gives_gather_kernels_valid_indices():
     assert default.error_msg and "exception" in default.error_msg      # the failure we fix
     ours = run(runner.alloc_valid_indices)
     assert ours.error_msg is None and ours.run_secs and float(ours.run_secs[0]) > 0
+
+
+def test_kept_builder_pool_builds_every_batch_in_the_same_workers_then_restarts():
+    """--builder-pool kept: the worker that built the first batch builds the next ones (no
+    second start: Python and TVM imported once), every artifact runs, and after
+    RECYCLE_AFTER batches a new pool starts (TVM's LocalBuilder restarts its pool for a leak
+    in long-used workers)."""
+    from tvm import te
+    from tvm.s_tir import meta_schedule as ms
+
+    from converters.tvm import runner, targets
+    from converters.tvm.tuning import TuneConfig
+
+    a = te.placeholder((64, 64), "float32", name="a")
+    mod = tvm.IRModule({"main": te.create_prim_func([a, te.compute((64, 64),
+                                                     lambda i, j: a[i, j] * 2.0, name="b")])})
+    target, _ = targets.resolve_target("host")
+    builder = runner.make_builder(TuneConfig(builder_workers=1, builder_pool="kept"))
+    builder.RECYCLE_AFTER = 2
+    measure = ms.runner.LocalRunner(timeout_sec=60,
+                                    evaluator_config=ms.runner.EvaluatorConfig(number=1))
+    args = ms.arg_info.ArgInfo.from_prim_func(mod["main"])
+    pids = []
+    try:
+        for _ in range(3):
+            [built] = builder.build([ms.builder.BuilderInput(mod, target)])
+            assert built.error_msg is None, built.error_msg
+            pids.append([w._proc.pid for w in builder._pool._worker_map.values() if w._proc])
+            ran = measure.run([ms.runner.RunnerInput(built.artifact_path, "cpu", args)])[0]
+            assert ran.result().error_msg is None and float(ran.result().run_secs[0]) > 0
+        assert pids[0] == pids[1] and len(pids[0]) == 1, pids     # the same worker, kept
+        assert pids[2] != pids[0], pids                            # restarted after 2 batches
+    finally:
+        builder.shutdown()
+        measure.pool.shutdown(wait=False)
+    assert builder._pool is None

@@ -95,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "network's arithmetic (calls x FLOPs): helped ResNet-152, hurt "
                         "Swin-T and MobileNetV2; measured: a first round of half batches, "
                         "then caps by each task's share of the measured time; see below")
+    p.add_argument("--builder-pool", choices=runner.BUILDER_POOLS, default="kept",
+                   help="the candidate builder's worker processes: kept (default), one pool "
+                        "kept from batch to batch and restarted every 16 batches; fresh, a new "
+                        "pool for every batch, as MetaSchedule's LocalBuilder does, so every "
+                        "batch waits for its workers to start (on a 2-core VM building took "
+                        "7.3 s a batch that way and 1.6 s kept)")
     p.add_argument("--max-trials-per-task", type=int, default=None,
                    help="cap per task (default 4x an even share)")
     p.add_argument("--population", type=int, default=256,
@@ -160,7 +166,8 @@ def run(args, parsed) -> dict:
             layout=layout, conv2d=conv2d, spatial_mean=spatial_mean, verbose=args.verbose,
             transfer=args.transfer,
             transfer_from=args.transfer_from, design_space=args.design_space,
-            reuse=args.reuse, allocation=args.allocation, op_names=args.only_tasks)
+            reuse=args.reuse, allocation=args.allocation, op_names=args.only_tasks,
+            builder_pool=args.builder_pool)
         prog = Progress(enabled=not args.no_progress and sys.stderr.isatty())
         try:
             res = tuning.tune(model, spec.input_size, args.batch_size, target, db_dir, cfg,

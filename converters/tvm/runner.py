@@ -50,6 +50,9 @@ def check_rpc(tracker: str, key: str, timeout_s: float = 10.0) -> dict:
     return {"tracker": f"{host}:{port}", "key": key}
 
 
+BUILDER_POOLS = ("fresh", "kept")
+
+
 def make_builder(cfg):
     from tvm.s_tir import meta_schedule as ms
 
@@ -58,9 +61,59 @@ def make_builder(cfg):
     workers = cfg.builder_workers or physical_cores()
     # Over RPC the remote links the candidates itself (TVM's default .tar export): the
     # device's architecture may differ from this machine's.
-    return ms.builder.LocalBuilder(max_workers=workers, timeout_sec=cfg.build_timeout_s,
-                                   f_build=_msbuild.build,
-                                   f_export=None if cfg.rpc_tracker else _msbuild.export_so)
+    kwargs = dict(max_workers=workers, timeout_sec=cfg.build_timeout_s, f_build=_msbuild.build,
+                  f_export=None if cfg.rpc_tracker else _msbuild.export_so)
+    if cfg.builder_pool == "kept":
+        return KeptPoolBuilder(**kwargs)
+    return ms.builder.LocalBuilder(**kwargs)
+
+
+class KeptPoolBuilder:
+    """MetaSchedule's LocalBuilder with its worker processes kept from one batch to the next.
+
+    LocalBuilder starts a new pool for every batch, so every batch pays each worker's start
+    (Python, TVM and its backends imported again) before the first candidate compiles. Here
+    the pool lives for ``RECYCLE_AFTER`` batches, then starts again: TVM restarts its pool
+    for a memory leak in workers used many times. Same worker function, so the candidates
+    are built and exported exactly as LocalBuilder builds them."""
+
+    RECYCLE_AFTER = 16          # batches per pool
+
+    def __init__(self, *, max_workers, timeout_sec, f_build, f_export):
+        self.max_workers, self.timeout_sec = max_workers, timeout_sec
+        self.f_build, self.f_export = f_build, f_export
+        self._pool, self._batches = None, 0
+
+    def build(self, build_inputs):
+        from tvm.s_tir.meta_schedule.builder import BuilderResult
+        from tvm.s_tir.meta_schedule.builder.local_builder import (_serialize_params,
+                                                                   _worker_func)
+        from tvm.support.popen_pool import PopenPoolExecutor, StatusKind
+
+        if self._pool is None or self._batches >= self.RECYCLE_AFTER:
+            self.shutdown()
+            self._pool = PopenPoolExecutor(max_workers=self.max_workers,
+                                           timeout=self.timeout_sec)
+        self._batches += 1
+        jobs = [(self.f_build, self.f_export, b.mod, b.target, _serialize_params(b.params))
+                for b in build_inputs]
+        results = []
+        for res in self._pool.map_with_error_catching(lambda x: _worker_func(*x), jobs):
+            if res.status == StatusKind.COMPLETE:
+                results.append(BuilderResult(res.value, None))
+            elif res.status == StatusKind.TIMEOUT:
+                # the worker was killed; the pool starts another for its next job
+                results.append(BuilderResult(None, f"LocalBuilder: Timeout, killed after "
+                                                   f"{self.timeout_sec} seconds"))
+            else:
+                results.append(BuilderResult(None, "LocalBuilder: An exception occurred\n"
+                                             + str(res.value)))
+        return results
+
+    def shutdown(self, wait: bool = True):
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait)
+        self._pool, self._batches = None, 0
 
 
 def make_runner(cfg):

@@ -5,9 +5,14 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import time
 
 ALLOCATIONS = ("measured", "share", "uniform")
 SMALLEST_BATCH = 2      # candidates per batch for a task with a small share of the work
+# Where a session's time goes, per batch: the evolutionary search (cost model included), the
+# builder (compile and link), the runner (load and time), what is learned from the results
+# (database commits, the cost model's update), and the machine-speed probe.
+PHASES = ("search_s", "build_s", "run_s", "learn_s", "speed_probe_s")
 
 
 def _normalised(work: list[float]) -> list[float]:
@@ -87,7 +92,8 @@ class Loop:
     ``recapped`` says so.
 
     ``probe`` (``machine_speed.Probe``, optional) is sampled after each batch's measurement;
-    ``speed`` holds the trace (trials done, task, sample)."""
+    ``speed`` holds the trace (trials done, task, sample). ``phases`` sums each batch's
+    seconds by ``PHASES`` (``phase_record`` makes the session's record of it)."""
 
     ALPHA, WINDOW = 0.2, 3
 
@@ -105,6 +111,7 @@ class Loop:
         self.probe, self.speed = probe, []
         self.first_batch, self.budget_total = first_batch, budget_total
         self.recapped = None
+        self.phases = dict.fromkeys(PHASES, 0.0)
         self.done = 0
         self.state = {"errors": 0, "build_errors": 0, "first_error": None}
 
@@ -185,11 +192,15 @@ class Loop:
         if self.trials[i] >= self.cap[i]:
             self.alive[i] = False
             return
+        t0 = time.perf_counter()
         cands = ctx.generate_measure_candidates()
+        t1 = time.perf_counter()
+        self.phases["search_s"] += t1 - t0
         if not cands:
             self.alive[i] = False                     # search space exhausted
             return
         built = self.builder.build([BuilderInput(c.sch.mod, ctx.target) for c in cands])
+        t2 = time.perf_counter()
         ok = [k for k, b in enumerate(built) if b.error_msg is None]
         dev = {"llvm": "cpu", "c": "cpu"}.get(ctx.target.kind.name, ctx.target.kind.name)
         futures = self.runner.run([RunnerInput(built[k].artifact_path, dev, cands[k].args_info)
@@ -197,8 +208,10 @@ class Loop:
         results = [RunnerResult(None, b.error_msg) for b in built]
         for k, f in zip(ok, futures):
             results[k] = f.result()
-        ctx.notify_runner_results(cands, results)
+        t3 = time.perf_counter()
         self._sample_speed(ctx.task_name, len(cands))
+        t4 = time.perf_counter()
+        ctx.notify_runner_results(cands, results)
         wl = self.db.commit_workload(ctx.mod)
         good_c, good_r = [], []
         for c, b, r in zip(cands, built, results):
@@ -223,6 +236,10 @@ class Loop:
         for b in built:
             if b.artifact_path:
                 shutil.rmtree(os.path.dirname(b.artifact_path), ignore_errors=True)
+        t5 = time.perf_counter()
+        for name, secs in (("build_s", t2 - t1), ("run_s", t3 - t2), ("speed_probe_s", t4 - t3),
+                           ("learn_s", t5 - t4)):
+            self.phases[name] += secs
         self.hist[i].append(self.best[i] if self.best[i] is not None else 1e10)
         self.trials[i] += len(cands)
         self.done += len(cands)
@@ -230,3 +247,14 @@ class Loop:
             est = sum(w * b for w, b in zip(self.w, self.best) if b is not None) * 1e3
             self.on_batch(self.done, est, sum(b is not None for b in self.best), len(self.ctx),
                           self.state)
+
+
+def phase_record(phases: dict, candidates: int) -> dict:
+    """A session's time by phase (``Loop.phases``): seconds, and milliseconds per candidate
+    where any was measured. On the H100 a CUDA candidate cost 1.1-1.4 s against about 50 ms
+    of timing, and nothing said which phase held it."""
+    rec = {"candidates": int(candidates), **{k: round(v, 2) for k, v in phases.items()}}
+    if candidates:
+        rec["per_candidate_ms"] = {k[:-2]: round(1e3 * v / candidates, 1)
+                                   for k, v in phases.items()}
+    return rec

@@ -50,6 +50,7 @@ class TuneConfig:
     max_trials_per_task: Optional[int] = None
     population: int = 256               # evolutionary search population (512 in TVM)
     builder_workers: Optional[int] = None
+    builder_pool: str = "kept"          # kept between batches; fresh: a pool per batch
     build_timeout_s: float = 60.0
     run_timeout_s: float = 30.0
     number: int = 3                     # runner: calls per measurement
@@ -206,8 +207,9 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         measurer = runner.make_runner(cfg)
         # Candidates measured here, on this CPU: trace its speed (machine_speed).
         probe = machine_speed.Probe() if runner_name == "local" else None
+        builder = runner.make_builder(cfg)
         loop = scheduler.Loop(
-            contexts, weights, db, cost_model, runner.make_builder(cfg), measurer, batches,
+            contexts, weights, db, cost_model, builder, measurer, batches,
             caps, before["per_task"], on_update, probe,
             first_batch=allocation.get("first_round_batch"),      # measured only
             budget_total=cfg.trials if allocation.get("caps_from_measured_time") else None)
@@ -223,10 +225,11 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             interrupted = True
         finally:
             _restore_handlers(old_handlers)
-            pool = getattr(measurer, "pool", None)   # the runner's worker processes
-            if pool is not None:
+            # the runner's worker processes, and the builder's where it keeps a pool
+            for workers in (getattr(measurer, "pool", None), builder):
                 try:
-                    pool.shutdown(wait=False)
+                    if hasattr(workers, "shutdown"):
+                        workers.shutdown(wait=False)
                 except Exception:  # noqa: BLE001
                     pass
     run_trials = loop.done if loop else 0
@@ -242,6 +245,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     tuning_s = time.perf_counter() - t_tune
     after = database.tuning_summary(db_dir, tasks)
     speed = machine_speed.session_record(loop.speed if loop else [], runner_name)
+    phases = scheduler.phase_record(loop.phases, run_trials) if loop else None
     if loop is not None and loop.recapped:
         info["allocation"] = {**info["allocation"], **loop.recapped}
     if run_trials or interrupted or reused["records"]:
@@ -258,7 +262,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "cost_model_transfer": info.get("cost_model_transfer"),
             "reused_records": reused,
             "design_space": info.get("design_space"),
-            "machine_speed": speed,
+            "machine_speed": speed, "phases": phases, "builder_pool": cfg.builder_pool,
             "target": targets.target_dict(target), "errors": state["errors"],
             "build_errors": state["build_errors"], **targets.tvm_versions()})
     return {**info, "trials_run": run_trials, "trials_after": after["trials"],
@@ -266,7 +270,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "tuning_s": round(tuning_s, 1), "wall_s": round(time.perf_counter() - t_start, 1),
             "errors": state["errors"], "build_errors": state["build_errors"],
             "first_error": state["first_error"], "interrupted": interrupted,
-            "machine_speed": speed,
+            "machine_speed": speed, "phases": phases,
             "per_task": after["per_task"]}
 
 

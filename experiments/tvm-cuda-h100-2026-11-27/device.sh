@@ -7,21 +7,8 @@
 # TVM, tuned TVM, PyTorch eager, torch.compile and JAX on the GPU in edgebench.full runs.
 # Everything comes back in $OUT.
 set -uo pipefail
-sha=${TVM_SHA:?sha256 of tvm-site.tar.xz}
-cat /tmp/parts/tvm.part0 /tmp/parts/tvm.part1 >/tmp/tvm-site.tar.xz
-echo "$sha  /tmp/tvm-site.tar.xz" | sha256sum -c - || exit 3
-mkdir -p /tmp/site && tar -xJf /tmp/tvm-site.tar.xz -C /tmp/site || exit 4
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site /tmp/parts/*.whl || exit 5
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-# TVM's CUDA sidecar (libtvm_runtime_cuda) needs libcudart.so.13: the image has it in a wheel.
-cu13=$(python3 -c 'import glob, nvidia; print(":".join(d for p in nvidia.__path__ for d in glob.glob(p + "/cu13/lib")))')
-export LD_LIBRARY_PATH=$cu13:${LD_LIBRARY_PATH:-}
-{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit --format=csv
-  nproc; lscpu | grep -E 'Model name|^CPU\(s\)'; python3 -V
-  python3 -m pip list 2>/dev/null | grep -i -E '^(torch|jax|jaxlib|timm|numpy|cuda-bindings|nvidia-cuda-nvrtc|apache-tvm.*|xgboost.*) '
-  python3 -c 'import tvm; d = tvm.cuda(0); print("tvm", tvm.__version__, "cuda exist", d.exist, "sm", d.compute_version)'
-} >"$OUT/machine.txt" 2>&1
-cat "$OUT/machine.txt"
+# shellcheck source=experiments/tvm-cuda-h100-2026-11-27/install_tvm.sh
+. experiments/tvm-cuda-h100-2026-11-27/install_tvm.sh
 model=${MODEL:-mobilenetv2_100}
 target=nvidia/nvidia-h100
 t0=$(date +%s)
