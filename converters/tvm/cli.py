@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "kept from batch to batch and restarted every 16 batches; fresh, a new "
                         "pool for every batch, as MetaSchedule's LocalBuilder does, so every "
                         "batch waits for its workers to start (on a 2-core VM building took "
-                        "7.3 s a batch that way and 1.6 s kept)")
+                        "6.8-7.3 s a batch that way and 1.6-1.9 s kept)")
     p.add_argument("--max-trials-per-task", type=int, default=None,
                    help="cap per task (default 4x an even share)")
     p.add_argument("--population", type=int, default=256,

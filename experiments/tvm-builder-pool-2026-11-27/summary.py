@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-PHASES = ("search_s", "build_s", "run_s", "learn_s", "speed_probe_s")
+from converters.tvm.scheduler import PHASES
 
 print("| session | pool | trials | batches | tuning s | " + " | ".join(
     f"{p[:-2]} s (per batch)" for p in PHASES) + " |")
