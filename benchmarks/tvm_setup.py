@@ -30,12 +30,15 @@ class TunedModel:
                 **targets.tvm_versions()}
 
 
-def load(model: str, tuning_dir: str, need_database: bool = True) -> TunedModel:
-    """``model`` (auto weights) and its database in ``tuning_dir`` for the host target."""
+def load(model: str, tuning_dir: str, need_database: bool = True,
+         target: str = "host") -> TunedModel:
+    """``model`` (auto weights) and its database in ``tuning_dir`` for ``target`` (any value
+    ``targets.resolve_target`` takes; a database tuned on another CPU of the same ISA can be
+    built and run here by naming that CPU's target)."""
     from converters.tvm import database, importer, passes, targets
     from edgebench.models import make_spec, resolve_weights
 
-    target, _ = targets.resolve_target("host")
+    target, _ = targets.resolve_target(target)
     threads = targets.configure_threads(target)
     weights, note = resolve_weights(model, "auto", 0)
     spec = make_spec(model, weights)

@@ -2,7 +2,9 @@
 # Shell helpers the experiments' run.sh scripts source (bash; from the repository root):
 #   . experiments/lib.sh
 # step CMD...            run CMD between two time-stamped lines, the second with its exit code
-# record_cpu FILE        the CPU's model name and widest vector extension (the VM changes kind)
+# record_cpu FILE        the CPU's model name, family and model numbers (both VM kinds say "AMD
+#                        EPYC": Zen 3 is family 25 model 1, Zen 4 model 17) and its vector
+#                        extensions (the VM changes kind)
 # start_experiment HERE  what an experiment's run.sh does first: PY (default .venv/bin/python),
 #                        the repository on PYTHONPATH, HERE/runs, the CPU in HERE/cpu.txt
 # keep_records HERE OUT TUNING_DIR MODELS FILES...
@@ -28,8 +30,12 @@ step() {
 }
 
 record_cpu() {
-    grep -m1 "model name" /proc/cpuinfo > "$1"
-    grep -o -w -m1 -E "avx512f|avx2" /proc/cpuinfo | sort -u | tr '\n' ' ' >> "$1"
+    {
+        grep -m1 "model name" /proc/cpuinfo
+        grep -m1 -E "^cpu family" /proc/cpuinfo
+        grep -m1 -E "^model\s" /proc/cpuinfo
+        grep -o -w -m1 -E "avx512f|avx2" /proc/cpuinfo | sort -u | tr '\n' ' '
+    } > "$1"
 }
 
 start_experiment() {

@@ -7,11 +7,13 @@
 #
 #   bash experiments/tvm-six-models-2026-11-27/run.sh
 #   MODELS=vgg16 bash experiments/tvm-six-models-2026-11-27/run.sh
+#   HERE=experiments/OTHER WORK=results/experiments/OTHER bash .../run.sh   # records elsewhere
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1                # the repository root
-HERE=experiments/tvm-six-models-2026-11-27
+SCRIPTS=experiments/tvm-six-models-2026-11-27
+HERE=${HERE:-$SCRIPTS}                                 # where the records go
 MODELS=${MODELS:-"mobilenetv2_100 resnet152 vgg16 swin_tiny_patch4_window7_224 efficientnet_b0 squeezenet1_1"}
-WORK=results/experiments/tvm-six-models-2026-11-27     # git-ignored
+WORK=${WORK:-results/experiments/tvm-six-models-2026-11-27}     # git-ignored
 COMPARE=experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py
 
 # shellcheck source=experiments/lib.sh
@@ -29,4 +31,4 @@ for m in $MODELS; do
     step "$PY" "$COMPARE" compare --model "$m" --tuning-dir "$db" --arms ort,tvm \
         --reps "${REPS:-4}" --json "$HERE/runs/$m/vs-ort.json" 2>&1 | tee "$HERE/runs/$m/vs-ort.txt"
 done
-"$PY" "$HERE/table.py" "$HERE/runs"
+"$PY" "$SCRIPTS/table.py" "$HERE/runs"
