@@ -91,3 +91,13 @@ def tuned_network(m: TunedModel, db_dir=None):
     applied = build.apply_database(m.lowered, m.target, db_dir or m.db_dir)
     funcs = {gv.name_hint: f for gv, f in applied.functions_items()}
     return applied, funcs, VirtualMachine(build.compile_module(applied, m.target), tvm.cpu(0))
+
+
+def network_input(m: TunedModel, seed: int = 0):
+    """The batch-1 input the study scripts feed a tuned network: seeded standard-normal, as a
+    TVM tensor on the CPU."""
+    import numpy as np
+    import tvm
+
+    return tvm.runtime.tensor(np.random.RandomState(seed).standard_normal(
+        (1, *m.spec.input_size)).astype("float32"))

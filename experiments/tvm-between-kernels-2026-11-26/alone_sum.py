@@ -29,17 +29,14 @@ def main() -> int:
     args = p.parse_args()
 
     import numpy as np
-    import tvm
 
     from edgebench.measure import timed_calls
     from tvm_profile import tvm_kernel_times
-    from tvm_setup import load, timed_alone, tuned_network
+    from tvm_setup import load, network_input, timed_alone, tuned_network
 
     m = load(args.model, args.tuning_dir)
     _, funcs, vm = tuned_network(m)
-    fn = vm["main"]
-    x = tvm.runtime.tensor(np.random.RandomState(0).standard_normal(
-        (1, *m.spec.input_size)).astype("float32"))
+    fn, x = vm["main"], network_input(m)
     for _ in range(5):
         fn(x)
     called = tvm_kernel_times(vm, fn, x, 3)          # which kernels, how many calls each

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 33: what calling a kernel costs TVM's Relax VM (and a node ORT), and how much of a
-# tuned network's time that is (overhead.py). About 2 minutes for the chains and 2-4 per model
-# on 2 cores.
+# tuned network's time that is (overhead.py), then the README's tables (table.py). About 3
+# minutes on the 2-core Zen 4 (the chains 7 s and 33 s, the models 24-85 s each).
 #
 #   bash experiments/tvm-call-overhead-2026-11-27/run.sh
 #   TARGET=host MODELS=efficientnet_b0 bash experiments/tvm-call-overhead-2026-11-27/run.sh
@@ -27,3 +27,4 @@ for m in $MODELS; do
         --target "$TARGET" --json "$HERE/runs/$m.json" 2>&1 | grep -v -e '^\[[a-z]' -e 'Fast mode segfaults' \
         | tee "$HERE/runs/$m.txt"
 done
+"$PY" "$HERE/table.py" "$HERE/runs"

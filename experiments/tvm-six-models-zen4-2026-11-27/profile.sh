@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 33: where the time goes for the models still above ORT's p50 after run.sh, each tuned
 # module's per-kernel profile beside ORT's profile of the same model, in one process with the
-# wall times in ABBA rounds (benchmarks/tvm_profile.py). About 2 minutes per CNN on 2 cores.
+# wall times in ABBA rounds (benchmarks/tvm_profile.py). 21-122 s per model on the 2-core Zen 4.
 #
 #   MODELS="squeezenet1_1" bash experiments/tvm-six-models-zen4-2026-11-27/profile.sh
 set -uo pipefail
