@@ -64,6 +64,7 @@ def main(argv=None) -> int:
         runs[d] = {"fn": vm["main"], "vm": vm, "times": [],
                    "estimate_ms": res["tuning"]["estimate_ms"], "layout": layout,
                    "conv2d": conv2d, "spatial_mean": lowering["spatial_mean"],
+                   "concat": lowering["concat"], "out_channels": lowering["out_channels"],
                    "trials": res["tuning"]["trials"]}
         print(f"built {d}: {res['tuning']['trials']} trials, estimate "
               f"{res['tuning']['estimate_ms']} ms", file=sys.stderr, flush=True)

@@ -14,6 +14,11 @@
 #                        restored from experiments/tvm-databases/ where the git-ignored copy
 #                        is missing (a fresh checkout)
 # tvm_best_flags MODEL   the edgebench.tune flags that database was tuned with
+# tvm_against_ort MODEL TUNING_DIR WORK HERE [REPS]
+#                        MODEL's TVM build from TUNING_DIR against ONNX Runtime: parity of both
+#                        in one suite run (HERE/runs/parity.jsonl), then in processes of their
+#                        own, alternated, REPS runs each (default 4; HERE/runs/vs-ort.*), then
+#                        its per-kernel profile beside ORT's (HERE/runs/profile.*)
 # tune_best_db MODEL WORK DEST
 #                        complete MODEL's best database to 512 trials with those flags (a
 #                        no-op where they are there); its summary and log go to WORK and are
@@ -64,7 +69,9 @@ tvm_best_db() {
     case $1 in
         resnet152) dir=results/experiments/tvm-allocation-2026-11-26/tuning ;;   # --allocation share
         vgg16) dir=results/experiments/tvm-winograd-2026-11-26/tuning ;;         # --conv2d winograd
-        mobilenetv2_100 | squeezenet1_1) dir=results/experiments/tvm-measured-allocation-2026-11-27/uniform ;;
+        mobilenetv2_100) dir=results/experiments/tvm-measured-allocation-2026-11-27/uniform ;;
+        # Zen 4: --concat split --out-channels pad (the defaults since); Zen 3: concats kept
+        squeezenet1_1) dir=results/experiments/tvm-pad-channels-2026-11-28/tuning ;;
         *) dir=results/experiments/tvm-six-models-2026-11-25/tuning ;;
     esac
     restore_tvm_db "$1" "$dir"
@@ -94,11 +101,26 @@ tune_best_db() {
     return 0
 }
 
+tvm_against_ort() {
+    local m=$1 db=$2 work=$3 here=$4 reps=${5:-4}
+    step "${PY:-.venv/bin/python}" -m edgebench.full --models "$m" --variants tvm onnxruntime \
+        --tasks parity --tuning-dir "$db" --out "$work/parity" --resume > "$work/parity.log" 2>&1
+    cp "$work/parity/results.jsonl" "$here/runs/parity.jsonl"
+    step "${PY:-.venv/bin/python}" experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py \
+        compare --model "$m" --tuning-dir "$db" --arms ort,tvm --reps "$reps" \
+        --json "$here/runs/vs-ort.json" 2>&1 | tee "$here/runs/vs-ort.txt"
+    step "${PY:-.venv/bin/python}" benchmarks/tvm_profile.py --model "$m" --tuning-dir "$db" \
+        --json "$here/runs/profile.json" 2>&1 \
+        | grep -v -e '^\[[a-z]' -e 'Fast mode segfaults' | tee "$here/runs/profile.txt"
+}
+
 # The databases live in git-ignored tuning dirs; a fresh checkout has none, and retuning six
 # models is hours on 2 cores. Each archive holds <target>/<model>-CxHxW/ without its logs.
+# restore_tvm_db MODEL DIR [ROOT]: ROOT's archives (default experiments/tvm-databases; a
+# replaced best database is kept under experiments/tvm-databases/superseded/).
 restore_tvm_db() {
-    local model=$1 dir=$2 a
-    for a in experiments/tvm-databases/*/"$model"-*.tar.xz; do
+    local model=$1 dir=$2 root=${3:-experiments/tvm-databases} a
+    for a in "$root"/*/"$model"-*.tar.xz; do
         [ -f "$a" ] || continue
         [ -f "$dir/$(basename "$(dirname "$a")")/$(basename "$a" .tar.xz)/database_tuning_record.json" ] \
             && continue

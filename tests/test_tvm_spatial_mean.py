@@ -2,12 +2,13 @@
 lowering becomes, parity of real builds against PyTorch, and which databases get which form."""
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
 
 tvm = pytest.importorskip("tvm", reason="apache-tvm not installed (pip install 'edgebench[tvm]')")
+
+from tvmlib import old_database  # noqa: E402 - after the skip
 
 
 def _squeeze_excite_net():
@@ -93,14 +94,7 @@ def test_a_database_keeps_the_form_it_was_tuned_with(tmp_path):
     new = tmp_path / "new"
     assert passes.lowering_for(target, new)["spatial_mean"] == "matmul"      # a new database
     assert passes.lowering_for(target, new, layout="NCHW")["spatial_mean"] == "reduce"
-    # A database from before the choice: files with records, a tuning.json without the key
-    # (only their presence is read here).
-    old = tmp_path / "old"
-    old.mkdir()
-    (old / database.DB_WORKLOAD).write_text("", encoding="utf-8")
-    (old / database.DB_RECORDS).write_text("[0, [[], [0.001]]]\n", encoding="utf-8")
-    (old / database.DB_META).write_text(json.dumps({"layout": "NHWC"}), encoding="utf-8")
-    assert database.database_exists(old)
+    old = old_database(tmp_path / "old")      # a database from before the choice
     assert passes.lowering_for(target, old)["spatial_mean"] == "reduce"
     assert passes.lowering_for(target, old, spatial_mean="matmul")["spatial_mean"] == "matmul"
     database.record_session(old, {"target": {}, "layout": "NHWC", "spatial_mean": "matmul"})

@@ -197,6 +197,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     # under SPATIAL_MEAN_MIN_PIXELS and stays a reduction.
     assert art.meta["layout"] == "NHWC" and meta["layout"] == "NHWC"
     assert art.meta["spatial_mean"] == "matmul" and meta["spatial_mean"] == "matmul"
+    assert art.meta["concat"] == "split" and meta["concat"] == "split"   # a no-op here
     assert 0 < t["tasks_tuned"] <= t["tasks_total"] == 23
     assert Path(t["database"]) == db
     assert t["design_space"] == "wide-vector"       # the convs tile channels at the vector

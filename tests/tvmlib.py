@@ -48,3 +48,16 @@ def _db_dir(tuning_dir: Path) -> Path:
     found = list(tuning_dir.glob(f"llvm-*/{MODEL}-{SIZE_ARG}"))
     assert len(found) == 1, f"expected one database under {tuning_dir}, found {found}"
     return found[0]
+
+
+def old_database(path: Path) -> Path:
+    """A tuning database as one made before the lowering choices were recorded: files with a
+    record, a ``tuning.json`` holding only its layout (only their presence is read)."""
+    from converters.tvm import database
+
+    path.mkdir(parents=True)
+    (path / database.DB_WORKLOAD).write_text("", encoding="utf-8")
+    (path / database.DB_RECORDS).write_text("[0, [[], [0.001]]]\n", encoding="utf-8")
+    (path / database.DB_META).write_text(json.dumps({"layout": "NHWC"}), encoding="utf-8")
+    assert database.database_exists(path)
+    return path

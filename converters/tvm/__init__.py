@@ -17,6 +17,13 @@ Options (``spec.options``, from the CLI):
   tvm_spatial_mean ``reduce`` | ``matmul`` (NHWC means over height and width; default: what
                  the tuning database was made with, ``reduce`` for one from before the choice
                  was recorded, else ``matmul``)
+  tvm_concat     ``keep`` | ``split`` (channel concats moved into the convs and pools that
+                 consume them, concat_split.py; default: what the tuning database was made
+                 with, ``keep`` for one from before the choice was recorded, else ``split``
+                 on CPUs and ``keep`` on GPUs)
+  tvm_out_channels ``keep`` | ``pad`` (NHWC convs padded to whole vectors where that adds at
+                 most 1/16, pad_channels.py; default: the database's, ``keep`` for one from
+                 before the choice was recorded, else ``pad``)
 
 Batch sizes: shapes are static. Batch 1 is compiled by ``convert``; any other batch size is
 compiled on its first call and cached on disk (an exported artifact holds the batch sizes it
@@ -31,7 +38,9 @@ Layout of this package (one job per module):
                    and the tuning tasks it yields
   fast_math.py     vectorisable exp/erf-based activations on LLVM targets
   winograd.py      Winograd F(4x4, 3x3) for 3x3 stride-1 NHWC convs (--conv2d winograd)
-  relax_rewrite.py the Relax call-rewrite helper fast_math and passes use
+  concat_split.py  channel concats moved into the convs and pools that consume them
+  pad_channels.py  conv output channels padded to whole vectors (NHWC, LLVM)
+  relax_rewrite.py the Relax call-rewrite helper fast_math, passes and concat_split use
   build.py         apply a tuning database, compile, write a host library
   database.py      tuning databases: paths, fingerprint, what they hold, tuning.json
   design_space.py  MetaSchedule design spaces (vector-width tiling on CPUs)
@@ -62,7 +71,7 @@ from edgebench.util import atomic_write_json
 
 from .. import register
 from ..base import Artifact, Availability, Converter, ModelSpec, Predictor, SkipVariant
-from . import build, database, passes, targets
+from . import build, database, pad_channels, passes, targets
 from .errors import TargetError
 from .predictor import TvmPredictor
 
@@ -214,7 +223,8 @@ class TvmConverter(Converter):
         return {"target": target, "target_name": tname, "db_dir": db_dir,
                 "importer": opts.get("tvm_importer") or "auto",
                 **passes.lowering_for(target, db_dir, opts.get("tvm_layout"),
-                                      opts.get("tvm_conv2d"), opts.get("tvm_spatial_mean"))}
+                                      opts.get("tvm_conv2d"), opts.get("tvm_spatial_mean"),
+                                      opts.get("tvm_concat"), opts.get("tvm_out_channels"))}
 
     def _cache_paths(self, spec, cache: Path, batch: int, ctx: dict):
         key = spec.key("tvm", targets.target_json(ctx["target"]),
@@ -224,6 +234,9 @@ class TvmConverter(Converter):
                        # the threshold decides which means are rewritten
                        *(() if ctx["spatial_mean"] == "reduce" else
                          (f"mean-{ctx['spatial_mean']}-{passes.SPATIAL_MEAN_MIN_PIXELS}",)),
+                       *(() if ctx["concat"] == "keep" else (f"concat-{ctx['concat']}",)),
+                       *(() if ctx["out_channels"] == "keep" else
+                         (f"channels-{ctx['out_channels']}-{pad_channels.MAX_PAD_FRACTION}",)),
                        f"b{batch}")
         folder = Path(cache) / "tvm"
         stem = f"{spec.name}-{key}-b{batch}"
@@ -247,6 +260,7 @@ class TvmConverter(Converter):
         res = build.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
                                  importer=ctx["importer"], layout=ctx["layout"],
                                  conv2d=ctx["conv2d"], spatial_mean=ctx["spatial_mean"],
+                                 concat=ctx["concat"], out_channels=ctx["out_channels"],
                                  spec=spec, cache=cache, out_path=so)
         from . import fast_math
 
@@ -255,7 +269,8 @@ class TvmConverter(Converter):
                 "fast_math": fast_math.DESCRIPTION if fast_math.applies_to(ctx["target"])
                 else None,
                 "importer": res["importer"], "layout": ctx["layout"], "conv2d": ctx["conv2d"],
-                "spatial_mean": ctx["spatial_mean"],
+                "spatial_mean": ctx["spatial_mean"], "concat": ctx["concat"],
+                "out_channels": ctx["out_channels"],
                 "batch_size": batch, "timings": res["timings"], **targets.tvm_versions()}
         if not db_dir:
             meta["tuning"]["database"] = str(ctx["db_dir"])
@@ -290,7 +305,8 @@ class TvmConverter(Converter):
         libs = export.libraries(art_dir, manifest)
         first = libs[min(libs)]
         meta = {k: manifest.get(k) for k in ("tuning", "target", "target_name", "importer",
-                                             "layout", "conv2d", "spatial_mean", "tvm",
+                                             "layout", "conv2d", "spatial_mean", "concat",
+                                             "out_channels", "tvm",
                                              "tvm_ffi")}
         meta["artifact_dir"] = str(art_dir)
         meta["compiled_batch_sizes"] = sorted(libs)

@@ -49,7 +49,8 @@ def compile_module(mod, target):
 
 
 def build_library(model, input_size, batch: int, target, *, db_dir=None, importer="auto",
-                  layout="NCHW", conv2d="direct", spatial_mean="reduce", spec=None, cache=None,
+                  layout="NCHW", conv2d="direct", spatial_mean="reduce", concat="keep",
+                  out_channels="keep", spec=None, cache=None,
                   out_path: Path | None = None) -> dict:
     """Import, lower, apply the database and compile one static batch size.
 
@@ -64,7 +65,8 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
     t = time.perf_counter()
     try:
         lowered = passes.lower_for_tuning(mod, target, layout, conv2d,
-                                          spatial_mean=spatial_mean)
+                                          spatial_mean=spatial_mean, concat=concat,
+                                          out_channels=out_channels)
         tasks = passes.extract_tasks(lowered, target)
         summary = database.tuning_summary(
             db_dir if db_dir and database.database_exists(db_dir) else None, tasks)

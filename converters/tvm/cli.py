@@ -27,8 +27,8 @@ from pathlib import Path
 from edgebench.errors import ArgumentParser, UsageError
 from edgebench.util import atomic_write_text
 
-from . import (database, design_space, export, machine_speed, passes, runner, scheduler,
-               targets, tuning, winograd)
+from . import (concat_split, database, design_space, export, machine_speed, pad_channels,
+               passes, runner, scheduler, targets, tuning, winograd)
 from .cli_checks import _cross, validate
 from .cli_help import EPILOG
 from .errors import ExportError, RpcError, TvmError
@@ -79,6 +79,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "pooling) are computed: reduce, or matmul (a GEMV by a row of 1/HW, "
                         "which the tuner vectorises over the channels; default: the "
                         "database's, reduce for one from before the choice, else matmul)")
+    p.add_argument("--concat", choices=list(concat_split.CHOICES), default=None,
+                   help="channel concats (SqueezeNet's Fire modules): keep them as kernels "
+                        "of their own, or split (each conv that reads one becomes a sum of "
+                        "convs over its parts, and a pool pools each part, so nothing is "
+                        "copied); default: the database's, keep for one from before the "
+                        "choice, else split on CPUs and keep on GPUs (not measured there)")
+    p.add_argument("--out-channels", choices=list(pad_channels.CHOICES), default=None,
+                   help="NHWC convs whose output channels are not whole vectors of the CPU "
+                        "(SqueezeNet's 1000-class conv on AVX-512): keep, or pad them to "
+                        "whole vectors where that adds at most 1/16 (zero weights, sliced "
+                        "off after the conv); default: the database's, keep for one from "
+                        "before the choice, else pad")
     p.add_argument("--importer", choices=["auto", "torch.export", "onnx"], default="auto",
                    help="model importer (default auto: torch.export, ONNX if that fails)")
     p.add_argument("--cuda-format", choices=["cubin", "ptx"], default="cubin",
@@ -148,13 +160,12 @@ def run(args, parsed) -> dict:
     target = parsed["target"]
     spec, weights_note = _load_model(args, parsed["input_size"])
     db_dir = database.db_dir_for(args.tuning_dir, target, spec.name, spec.input_size)
-    lowering = passes.lowering_for(target, db_dir, args.layout, args.conv2d, args.spatial_mean)
-    layout, conv2d, spatial_mean = (lowering[k] for k in ("layout", "conv2d", "spatial_mean"))
+    lowering = passes.lowering_for(target, db_dir, args.layout, args.conv2d, args.spatial_mean,
+                                   args.concat, args.out_channels)
     summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
                      "input_size": list(spec.input_size), "target": targets.target_dict(target),
                      "target_name": parsed["target_name"], "database": str(db_dir),
-                     "layout": layout, "conv2d": conv2d, "spatial_mean": spatial_mean,
-                     **targets.tvm_versions()}
+                     **lowering, **targets.tvm_versions()}
     model = spec.build()
     if args.rpc_tracker:
         summary["rpc"] = runner.check_rpc(args.rpc_tracker, args.rpc_key)
@@ -163,7 +174,7 @@ def run(args, parsed) -> dict:
             trials=args.trials, trials_per_iter=args.trials_per_iter,
             max_trials_per_task=args.max_trials_per_task, population=args.population,
             rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key, seed=args.seed,
-            layout=layout, conv2d=conv2d, spatial_mean=spatial_mean, verbose=args.verbose,
+            **lowering, verbose=args.verbose,
             transfer=args.transfer,
             transfer_from=args.transfer_from, design_space=args.design_space,
             reuse=args.reuse, allocation=args.allocation, op_names=args.only_tasks,
@@ -184,19 +195,17 @@ def run(args, parsed) -> dict:
             summary["interrupted"] = True
             return summary
     if args.rerank:
-        summary["rerank"] = _rerank(args, spec, model, target, db_dir, layout, conv2d,
-                                    spatial_mean)
+        summary["rerank"] = _rerank(args, spec, model, target, db_dir, lowering)
     if args.export:
         summary["export"] = export.export_artifact(
             args.export, spec, model, target, parsed["target_name"], parsed["batch_sizes"],
-            db_dir=db_dir, layout=layout, conv2d=conv2d, spatial_mean=spatial_mean,
-            importer=args.importer,
+            db_dir=db_dir, **lowering, importer=args.importer,
             cuda_format=args.cuda_format, cache=Path(args.cache_dir))
     summary["measure"] = measure(args, parsed, spec, db_dir)
     return summary
 
 
-def _rerank(args, spec, model, target, db_dir, layout, conv2d, spatial_mean) -> dict:
+def _rerank(args, spec, model, target, db_dir, lowering: dict) -> dict:
     """--rerank: the model's tasks, each task's best records re-measured (rerank.py)."""
     from . import rerank
     from .importer import import_model
@@ -205,8 +214,7 @@ def _rerank(args, spec, model, target, db_dir, layout, conv2d, spatial_mean) -> 
         raise TvmError(f"--rerank: no tuning database in {db_dir}")
     mod, _, _ = import_model(model, (args.batch_size, *spec.input_size), args.importer,
                              spec=spec, cache=Path(args.cache_dir))
-    tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, layout, conv2d,
-                                                         spatial_mean=spatial_mean), target)
+    tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, **lowering), target)
     cfg = tuning.TuneConfig(rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key)
 
     def say(i, n, row):

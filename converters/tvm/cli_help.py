@@ -62,6 +62,23 @@ choice, else matmul):
   Give an older database the GEMV form by tuning only its new tasks:
   --spatial-mean matmul --only-tasks spatial_mean --trials 80.
 
+channel concats (--concat; default: the database's, keep for one from before the choice,
+else split on CPUs, keep on GPUs, where it was not measured):
+  SqueezeNet's Fire modules end in a concat along the channels, a kernel of its own that
+  copies both branches. split removes every such copy: a conv over a concat becomes a sum of
+  convs over its parts (the weight split by input channel; the add fuses into the second
+  conv), and a max or average pool over a concat pools each part first. SqueezeNet 1.1 at
+  512 trials on a 2-core Zen 4: data movement 0.347 -> 0.037 ms a call, network p50 0.957x
+  the kept database's (docs/tvm.md, "Channel concats").
+
+conv output channels (--out-channels; default: the database's, keep for one from before the
+choice, else pad; NHWC only):
+  A conv is vectorised over its output channels at the widest vector that divides them:
+  1000 classes get 8-float tiles on AVX-512. pad zero-pads such a conv (and its bias) to
+  whole vectors where that adds at most 1/16 of the channels, and slices the result back.
+  SqueezeNet 1.1's 1000-class conv alone at 126 trials on a Zen 4: 761 us with 1008
+  channels, 856 us with 1000 (docs/tvm.md, "Conv output channels").
+
 trial allocation (--allocation; default uniform):
   A round gives every task one batch of candidates, then MetaSchedule's gradient rule picks
   the task with the largest expected gain. With even batches (uniform) that first round took

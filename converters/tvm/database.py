@@ -230,6 +230,8 @@ def record_session(db_dir: Path, session: dict) -> None:
     meta["layout"] = session.get("layout", "NCHW")
     meta["conv2d"] = session.get("conv2d", "direct")
     meta["spatial_mean"] = session.get("spatial_mean", "reduce")
+    meta["concat"] = session.get("concat", "keep")
+    meta["out_channels"] = session.get("out_channels", "keep")
     atomic_write_json(db_dir / DB_META, meta)
     gi = db_dir / ".gitignore"
     if not gi.exists():

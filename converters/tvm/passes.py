@@ -2,7 +2,8 @@
 records are exactly the ones the compiler looks up.
 
     torch.export -> relax.frontend.torch.from_exported_program   (importer.py)
-    fold_batch_norm, clip_as_min_max (NHWC), ConvertLayout (NHWC), fast_math (LLVM),
+    fold_batch_norm, pad_channels (NHWC, new databases), concat_split (new databases),
+    clip_as_min_max (NHWC), ConvertLayout (NHWC), fast_math (LLVM),
     winograd (3x3 stride-1 convs, when asked), spatial_mean_as_matmul (NHWC; new databases)
     DecomposeOpsForInference, CanonicalizeBindings, LegalizeOps, AnnotateTIROpPattern,
     FoldConstant, FuseOps, FuseTIR, AttachAttrLayoutFreeBuffers          = ``lower_for_tuning``
@@ -19,7 +20,7 @@ from . import database
 from .errors import TvmError
 
 # Bump when the lowering pipeline changes: it invalidates compiled-library caches.
-PIPELINE_VERSION = "tvm-pipeline-6"   # 6: NHWC builds fuse ReLU6 (clip_as_min_max); 5: fast exp/erf
+PIPELINE_VERSION = "tvm-pipeline-7"   # 7: concat_split, pad_channels; 6: NHWC ReLU6 fuses
 LAYOUTS = ("NCHW", "NHWC")
 
 
@@ -63,25 +64,57 @@ def spatial_mean_for(db_dir=None, wanted: str | None = None) -> str:
     option) first; then what the database in ``db_dir`` was tuned with (its workloads exist
     only in that form); ``reduce`` for a database from before the choice was recorded; else
     ``matmul`` (``spatial_mean_as_matmul``). NCHW builds keep the reduction either way."""
+    return _recorded_choice(db_dir, "spatial_mean", wanted, before="reduce", new="matmul")
+
+
+def _recorded_choice(db_dir, key: str, wanted: str | None, before: str, new: str) -> str:
+    """A lowering choice: ``wanted`` (the user's option) first; then the one the database in
+    ``db_dir`` records under ``key`` (its workloads exist only in that form); ``before`` for a
+    database made before the choice was recorded; else ``new``."""
     if wanted:
         return wanted.lower()
     if db_dir is not None:
-        recorded = database.read_db_meta(db_dir).get("spatial_mean")
+        recorded = database.read_db_meta(db_dir).get(key)
         if recorded:
             return str(recorded).lower()
         if database.database_exists(db_dir):
-            return "reduce"
-    return "matmul"
+            return before
+    return new
+
+
+def concat_for(target, db_dir=None, wanted: str | None = None) -> str:
+    """Whether channel concats stay kernels (``keep``) or move into their consumers
+    (``split``, concat_split.py): ``wanted`` (the user's option) first; then what the database
+    in ``db_dir`` was tuned with (its workloads exist only in that form); ``keep`` for a
+    database from before the choice was recorded; else ``split`` on CPU (LLVM) targets, where
+    it was measured, and ``keep`` on GPUs, where it was not (each split conv is one more
+    kernel launch)."""
+    new = "split" if target is not None and target.kind.name == "llvm" else "keep"
+    return _recorded_choice(db_dir, "concat", wanted, before="keep", new=new)
+
+
+def out_channels_for(target, db_dir=None, wanted: str | None = None) -> str:
+    """Whether convs keep their output channels (``keep``) or are padded to whole vectors
+    where that costs little (``pad``, pad_channels.py): ``wanted`` first; then what the
+    database in ``db_dir`` was tuned with; ``keep`` for a database from before the choice was
+    recorded; else ``pad`` on CPU (LLVM) targets (the vectors are theirs) and ``keep``
+    elsewhere. NCHW builds keep them either way."""
+    new = "pad" if target is not None and target.kind.name == "llvm" else "keep"
+    return _recorded_choice(db_dir, "out_channels", wanted, before="keep", new=new)
 
 
 def lowering_for(target, db_dir=None, layout: str | None = None, conv2d: str | None = None,
-                 spatial_mean: str | None = None) -> dict:
+                 spatial_mean: str | None = None, concat: str | None = None,
+                 out_channels: str | None = None) -> dict:
     """The lowering choices of a build or a tuning session, each the user's option if given,
     else the database's, else the default: ``lower_for_tuning``'s keyword arguments."""
     lay = layout_for(target, db_dir, layout)
     return {"layout": lay, "conv2d": conv2d_for(db_dir, conv2d),
             "spatial_mean": (spatial_mean_for(db_dir, spatial_mean) if lay == "NHWC"
-                             else "reduce")}
+                             else "reduce"),
+            "concat": concat_for(target, db_dir, concat),
+            "out_channels": (out_channels_for(target, db_dir, out_channels) if lay == "NHWC"
+                             else "keep")}
 
 
 def _const_np(c):
@@ -223,18 +256,23 @@ def _row_times(row, x):
 
 
 def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
-                     winograd_min_output: int = 0, spatial_mean: str = "reduce"):
+                     winograd_min_output: int = 0, spatial_mean: str = "reduce",
+                     concat: str = "keep", out_channels: str = "keep"):
     """Relax module -> fused Relax + TIR module whose PrimFuncs are the tuning workloads.
 
     ``layout``: the conv2d data layout TVM computes in (the model's input stays NCHW).
     ``conv2d``: ``direct``, or ``winograd`` for the 3x3 stride-1 convs (NHWC only;
     winograd.py), those with an output of at least ``winograd_min_output`` pixels a side.
     ``spatial_mean``: ``reduce``, or ``matmul`` for NHWC means over height and width
-    (``spatial_mean_as_matmul``; NCHW builds keep the reduction)."""
+    (``spatial_mean_as_matmul``; NCHW builds keep the reduction).
+    ``concat``: ``keep``, or ``split`` to move channel concats into the convs and pools that
+    consume them (concat_split.py).
+    ``out_channels``: ``keep``, or ``pad`` to pad conv output channels to whole vectors of an
+    LLVM target where that adds little (pad_channels.py; NHWC only)."""
     import tvm
     from tvm import relax
 
-    from . import winograd
+    from . import concat_split, pad_channels, winograd
 
     if layout not in LAYOUTS:
         raise TvmError(f"tvm_layout must be one of {', '.join(LAYOUTS)} (got '{layout}')")
@@ -244,6 +282,12 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
     if spatial_mean not in SPATIAL_MEANS:
         raise TvmError(f"tvm_spatial_mean must be one of {', '.join(SPATIAL_MEANS)} "
                        f"(got '{spatial_mean}')")
+    if concat not in concat_split.CHOICES:
+        raise TvmError(f"tvm_concat must be one of {', '.join(concat_split.CHOICES)} "
+                       f"(got '{concat}')")
+    if out_channels not in pad_channels.CHOICES:
+        raise TvmError(f"tvm_out_channels must be one of {', '.join(pad_channels.CHOICES)} "
+                       f"(got '{out_channels}')")
     if conv2d == "winograd" and layout != "NHWC":
         raise TvmError("tvm_conv2d winograd needs the NHWC layout (its TVM schedules are "
                        f"NHWC's; got {layout})")
@@ -252,6 +296,10 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
     from . import fast_math
 
     mod = fold_batch_norm(mod)
+    if out_channels == "pad" and layout == "NHWC":
+        mod = pad_channels.rewrite(mod, target)     # before the split: both halves padded
+    if concat == "split":
+        mod = concat_split.rewrite(mod)
     if layout == "NHWC":
         mod = clip_as_min_max(mod)
     with target:

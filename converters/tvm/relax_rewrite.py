@@ -1,12 +1,16 @@
-"""One helper for the pipeline's call-by-call Relax rewrites (fast_math, clip_as_min_max)."""
+"""One helper for the pipeline's call-by-call Relax rewrites (fast_math, clip_as_min_max,
+concat_split)."""
 from __future__ import annotations
 
 from typing import Callable
 
 
-def rewrite_calls(mod, rule: Callable):
+def rewrite_calls(mod, rule: Callable, lookup: bool = False):
     """``mod`` with every call in its Relax functions passed to ``rule(builder, call)``,
-    which returns the replacement expression or None to keep the call (children first)."""
+    which returns the replacement expression or None to keep the call (children first).
+    ``lookup=True``: the rule is called as ``rule(builder, call, value_of)``, where
+    ``value_of(var)`` is the (rewritten) value bound to ``var``, or None, so that a rule can
+    look at the producers of a call's arguments."""
     from tvm import relax
     from tvm.relax import PyExprMutator, expr_functor
 
@@ -14,8 +18,14 @@ def rewrite_calls(mod, rule: Callable):
     class _Mutator(PyExprMutator):
         def visit_call_(self, call):
             call = super().visit_call_(call)
-            new = rule(self.builder_, call)
+            new = (rule(self.builder_, call, self._value_of) if lookup
+                   else rule(self.builder_, call))
             return call if new is None else new
+
+        def _value_of(self, var):
+            if not isinstance(var, relax.Var):
+                return None
+            return self.lookup_binding(var)
 
     m = _Mutator(mod)
     for gv, func in mod.functions_items():

@@ -64,6 +64,8 @@ class TuneConfig:
     layout: Optional[str] = None        # conv2d layout (None: passes.layout_for's default)
     conv2d: Optional[str] = None        # direct | winograd (None: passes.conv2d_for's)
     spatial_mean: Optional[str] = None  # reduce | matmul (None: passes.spatial_mean_for's)
+    concat: Optional[str] = None        # keep | split (None: passes.concat_for's)
+    out_channels: Optional[str] = None  # keep | pad (None: passes.out_channels_for's)
     transfer: bool = False              # pre-train the cost model on sibling databases
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     reuse: bool = True                  # start shared kernels from sibling databases' records
@@ -146,8 +148,9 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         ms_logger.setLevel(logging.WARNING)
     runner_name, threads = measured_where(cfg, target)
     mod, used, note = import_model(model, (batch, *input_size), importer, spec=spec, cache=cache)
-    lowering = passes.lowering_for(target, db_dir, cfg.layout, cfg.conv2d, cfg.spatial_mean)
-    layout, conv2d, spatial_mean = (lowering[k] for k in ("layout", "conv2d", "spatial_mean"))
+    lowering = passes.lowering_for(target, db_dir, cfg.layout, cfg.conv2d, cfg.spatial_mean,
+                                   cfg.concat, cfg.out_channels)
+    layout = lowering["layout"]
     lowered = passes.lower_for_tuning(mod, target, **lowering)
     tasks = passes.extract_tasks(lowered, target)
     if cfg.op_names:
@@ -174,8 +177,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "max_trials_per_task": per_task_cap, "allocation": allocation,
             "importer": used, "importer_note": note,
             "runner": runner_name,
-            "database": str(db_dir), "batch_size": batch, "layout": layout, "conv2d": conv2d,
-            "spatial_mean": spatial_mean,
+            "database": str(db_dir), "batch_size": batch, **lowering,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
             "reused_records": reused}
     profile = (layout, design_space.session_space(cfg.design_space, target, layout))
@@ -250,8 +252,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         info["allocation"] = {**info["allocation"], **loop.recapped}
     if run_trials or interrupted or reused["records"]:
         database.record_session(db_dir, {
-            "started_at": started_at, "layout": layout, "conv2d": conv2d,
-            "spatial_mean": spatial_mean, "batch_size": batch,
+            "started_at": started_at, **lowering, "batch_size": batch,
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
             "trials_per_iter": info["trials_per_iter"],
             "max_trials_per_task": info["max_trials_per_task"],
