@@ -81,9 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "database's, reduce for one from before the choice, else matmul)")
     p.add_argument("--concat", choices=list(concat_split.CHOICES), default=None,
                    help="channel concats (SqueezeNet's Fire modules): keep them as kernels "
-                        "of their own, or split (each conv that reads one becomes a sum of "
-                        "convs over its parts, and a pool pools each part, so nothing is "
-                        "copied); default: the database's, keep for one from before the "
+                        "of their own, or split (a conv that reads one, where its output is "
+                        "smaller, becomes a sum of convs over the parts, and a pool pools "
+                        "each part, so the copy goes); default: the database's, keep for one from before the "
                         "choice, else split on CPUs and keep on GPUs (not measured there)")
     p.add_argument("--out-channels", choices=list(pad_channels.CHOICES), default=None,
                    help="NHWC convs whose output channels are not whole vectors of the CPU "

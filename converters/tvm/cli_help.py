@@ -65,11 +65,12 @@ choice, else matmul):
 channel concats (--concat; default: the database's, keep for one from before the choice,
 else split on CPUs, keep on GPUs, where it was not measured):
   SqueezeNet's Fire modules end in a concat along the channels, a kernel of its own that
-  copies both branches. split removes every such copy: a conv over a concat becomes a sum of
-  convs over its parts (the weight split by input channel; the add fuses into the second
-  conv), and a max or average pool over a concat pools each part first. SqueezeNet 1.1 at
-  512 trials on a 2-core Zen 4: data movement 0.347 -> 0.037 ms a call, network p50 0.957x
-  the kept database's (docs/tvm.md, "Channel concats").
+  copies both branches. split removes such copies: a conv whose output is smaller than the
+  concat it reads becomes a sum of convs over the concat's parts (the weight split by input
+  channel; the add fuses into the second conv), and a max or average pool over a concat
+  pools each part first. SqueezeNet 1.1 at 512 trials on a 2-core Zen 4: data
+  movement 0.037 ms a call against ORT's 0.283; network p50 0.957x the kept database's, and
+  0.866x with --out-channels pad too (docs/tvm.md, "Channel concats").
 
 conv output channels (--out-channels; default: the database's, keep for one from before the
 choice, else pad; NHWC only):

@@ -2,9 +2,9 @@
 
 SqueezeNet's Fire modules (and Inception's branches) end in a concat of two convs' outputs
 along the channels. In TVM each concat is a kernel of its own that reads both branches and
-writes them again: on the Zen 4, SqueezeNet 1.1's eight concats took 0.57 ms of a 5.6 ms call
-(``experiments/tvm-six-models-zen4-2026-11-27/runs/squeezenet1_1/profile.txt``), and the
-largest ran 2.9x slower in the network than alone. What consumes them is linear or
+writes them again: on the Zen 4, SqueezeNet 1.1's eight concats took 0.74 ms of a 5.65 ms
+call (``experiments/tvm-six-models-zen4-2026-11-27/runs/squeezenet1_1/profile.json``), each
+2.0-3.0x slower in the network than alone. What consumes them is linear or
 channel-wise, so the copy can go:
 
 - ``conv2d(concat([a, b], channels), W)`` -> ``conv2d(a, W_a) + conv2d(b, W_b)``, the

@@ -8,7 +8,7 @@
 #   3. tvm_against_ort (lib.sh): TVM and ORT parity in one suite run; the new database against
 #      ORT, each in processes of their own, alternated (pool_vs_ort.py compare, 4 runs each);
 #      its per-kernel profile beside ORT's (benchmarks/tvm_profile.py).
-# About 12 minutes (the 01:59 run).
+# About 9 minutes (the 02:02 run).
 #
 #   bash experiments/tvm-concat-split-2026-11-28/run.sh
 set -uo pipefail
