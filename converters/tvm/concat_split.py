@@ -28,8 +28,8 @@ POOLS = ("relax.nn.max_pool2d", "relax.nn.avg_pool2d")
 
 
 def _channel_concat_parts(value_of, var):
-    """The tensors a concat along NCHW's channel axis joins, if ``var`` is bound to one
-    (with static channel counts), else None."""
+    """(tensor, channels) of each part a concat along NCHW's channel axis joins, if ``var``
+    is bound to one (with static channel counts), else None."""
     from tvm import relax
 
     value = value_of(var)
@@ -46,10 +46,9 @@ def _channel_concat_parts(value_of, var):
     if not isinstance(parts, relax.Tuple) or len(parts.fields) < 2:
         return None
     try:
-        [int(p.ty.shape.values[1]) for p in parts.fields]
+        return [(p, int(p.ty.shape.values[1])) for p in parts.fields]
     except (AttributeError, TypeError, IndexError, ValueError):
         return None
-    return list(parts.fields)
 
 
 def rewrite(mod):
@@ -60,21 +59,21 @@ def rewrite(mod):
     from tvm import relax
 
     from .passes import _const_np
-    from .relax_rewrite import rewrite_calls
+    from .relax_rewrite import rewrite_calls, tidy
 
     def conv_over_parts(bb, call, parts):
         attrs = call.attrs
         if (attrs["data_layout"] != "NCHW" or attrs["kernel_layout"] != "OIHW"
-                or int(attrs["groups"]) != 1 or not isinstance(call.args[1], tvm.ir.expr.Constant)):
+                or int(attrs["groups"]) != 1
+                or not isinstance(call.args[1], tvm.ir.expr.Constant)):
             return None
         weight = _const_np(call.args[1])
-        widths = [int(p.ty.shape.values[1]) for p in parts]
-        if sum(widths) != weight.shape[1]:
+        if sum(width for _, width in parts) != weight.shape[1]:
             return None
-        if _elements(call.ty) >= sum(_elements(p.ty) for p in parts):
+        if _elements(call.ty) >= sum(_elements(p.ty) for p, _ in parts):
             return None              # the partial sum would move more than the concat
         out, start = None, 0
-        for part, width in zip(parts, widths):
+        for part, width in parts:
             w = relax.const(weight[:, start:start + width].copy())
             start += width
             term = bb.emit(relax.Call(call.op, (part, w), attrs))
@@ -84,7 +83,7 @@ def rewrite(mod):
     def pools_over_parts(bb, call, parts):
         if call.attrs["layout"] != "NCHW" or call.attrs["out_layout"] != "NCHW":
             return None
-        pooled = [bb.emit(relax.Call(call.op, (p,), call.attrs)) for p in parts]
+        pooled = [bb.emit(relax.Call(call.op, (p,), call.attrs)) for p, _ in parts]
         return relax.op.concat(pooled, axis=1)
 
     def rule(bb, call, value_of):
@@ -102,8 +101,6 @@ def rewrite(mod):
     # conv reads the values through a TupleGetItem until it is canonicalised. A pool's new
     # concat is visible to its conv only in the next round, hence the loop (two rounds for
     # SqueezeNet, a third finds nothing).
-    tidy = tvm.transform.Sequential([relax.transform.DeadCodeElimination(),
-                                     relax.transform.CanonicalizeBindings()])
     mod = tidy(mod)
     for _ in range(8):
         before = _calls(mod)

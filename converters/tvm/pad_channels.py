@@ -66,10 +66,9 @@ def rewrite(mod, target):
     """``mod`` (NCHW Relax, weights bound as constants) with every eligible conv + bias padded
     to whole vectors of ``target`` and sliced back (see the module's docstring)."""
     import numpy as np
-    import tvm
     from tvm import relax
 
-    from .relax_rewrite import rewrite_calls
+    from .relax_rewrite import rewrite_calls, tidy
 
     lanes = float_lanes(target)
     if not lanes:
@@ -85,8 +84,7 @@ def rewrite(mod, target):
             return None
         attrs = conv.attrs
         if (attrs["data_layout"] != "NCHW" or attrs["kernel_layout"] != "OIHW"
-                or attrs["out_layout"] != "NCHW" or int(attrs["groups"]) != 1
-                or not isinstance(conv.args[1], tvm.ir.expr.Constant)):
+                or attrs["out_layout"] != "NCHW" or int(attrs["groups"]) != 1):
             return None
         weight = _const_value(value_of, conv.args[1])
         bias = _const_value(value_of, call.args[1])
@@ -106,6 +104,4 @@ def rewrite(mod, target):
         out = bb.emit(relax.op.add(out, relax.const(b)))
         return relax.op.strided_slice(out, axes=[1], begin=[0], end=[channels])
 
-    mod = rewrite_calls(mod, rule, lookup=True)
-    return tvm.transform.Sequential([relax.transform.DeadCodeElimination(),
-                                     relax.transform.CanonicalizeBindings()])(mod)
+    return tidy(rewrite_calls(mod, rule, lookup=True))

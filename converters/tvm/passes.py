@@ -40,7 +40,7 @@ def layout_for(target, db_dir=None, wanted: str | None = None) -> str:
             return str(recorded).upper()
         if database.database_exists(db_dir):
             return "NCHW"
-    return "NHWC" if target is not None and target.kind.name == "llvm" else "NCHW"
+    return "NHWC" if _on_cpu(target) else "NCHW"
 
 
 def conv2d_for(db_dir=None, wanted: str | None = None) -> str:
@@ -82,6 +82,10 @@ def _recorded_choice(db_dir, key: str, wanted: str | None, before: str, new: str
     return new
 
 
+def _on_cpu(target) -> bool:
+    return target is not None and target.kind.name == "llvm"
+
+
 def concat_for(target, db_dir=None, wanted: str | None = None) -> str:
     """Whether channel concats stay kernels (``keep``) or move into their consumers
     (``split``, concat_split.py): ``wanted`` (the user's option) first; then what the database
@@ -89,7 +93,7 @@ def concat_for(target, db_dir=None, wanted: str | None = None) -> str:
     database from before the choice was recorded; else ``split`` on CPU (LLVM) targets, where
     it was measured, and ``keep`` on GPUs, where it was not (each split conv is one more
     kernel launch)."""
-    new = "split" if target is not None and target.kind.name == "llvm" else "keep"
+    new = "split" if _on_cpu(target) else "keep"
     return _recorded_choice(db_dir, "concat", wanted, before="keep", new=new)
 
 
@@ -99,7 +103,7 @@ def out_channels_for(target, db_dir=None, wanted: str | None = None) -> str:
     database in ``db_dir`` was tuned with; ``keep`` for a database from before the choice was
     recorded; else ``pad`` on CPU (LLVM) targets (the vectors are theirs) and ``keep``
     elsewhere. NCHW builds keep them either way."""
-    new = "pad" if target is not None and target.kind.name == "llvm" else "keep"
+    new = "pad" if _on_cpu(target) else "keep"
     return _recorded_choice(db_dir, "out_channels", wanted, before="keep", new=new)
 
 
@@ -297,7 +301,7 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
 
     mod = fold_batch_norm(mod)
     if out_channels == "pad" and layout == "NHWC":
-        mod = pad_channels.rewrite(mod, target)     # before the split: both halves padded
+        mod = pad_channels.rewrite(mod, target)     # before the split, which keeps the padding
     if concat == "split":
         mod = concat_split.rewrite(mod)
     if layout == "NHWC":

@@ -32,3 +32,13 @@ def rewrite_calls(mod, rule: Callable, lookup: bool = False):
         if isinstance(func, relax.Function):
             m.builder_.update_func(gv, m.visit_expr(func))
     return m.builder_.get()
+
+
+def tidy(mod):
+    """``mod`` without the bindings a rewrite left unused, its aliases folded (what each
+    rewrite that replaces calls runs after it)."""
+    import tvm
+    from tvm import relax
+
+    return tvm.transform.Sequential([relax.transform.DeadCodeElimination(),
+                                     relax.transform.CanonicalizeBindings()])(mod)
