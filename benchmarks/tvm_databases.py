@@ -57,14 +57,11 @@ def main(argv=None) -> int:
         if not database.database_exists(db):
             p.error(f"no database for {spec.name} on this target in {d} (looked in {db})")
         lowering = passes.lowering_for(target, db)     # the choices it was tuned with
-        layout, conv2d = lowering["layout"], lowering["conv2d"]
         res = build.build_library(model, spec.input_size, 1, target, db_dir=db, spec=spec,
                                   **lowering)
         vm = VirtualMachine(res["executable"], tvm.cpu(0))
         runs[d] = {"fn": vm["main"], "vm": vm, "times": [],
-                   "estimate_ms": res["tuning"]["estimate_ms"], "layout": layout,
-                   "conv2d": conv2d, "spatial_mean": lowering["spatial_mean"],
-                   "concat": lowering["concat"], "out_channels": lowering["out_channels"],
+                   "estimate_ms": res["tuning"]["estimate_ms"], "lowering": lowering,
                    "trials": res["tuning"]["trials"]}
         print(f"built {d}: {res['tuning']['trials']} trials, estimate "
               f"{res['tuning']['estimate_ms']} ms", file=sys.stderr, flush=True)
@@ -81,8 +78,7 @@ def main(argv=None) -> int:
     base = None
     for d, r in runs.items():
         a = np.asarray(r["times"])   # ms
-        row = {"tuning_dir": d, "layout": r["layout"], "conv2d": r["conv2d"],
-               "trials": r["trials"],
+        row = {"tuning_dir": d, **r["lowering"], "trials": r["trials"],
                "estimate_ms": r["estimate_ms"],
                "p50_ms": round(float(np.median(a)), 3),
                "p10_ms": round(float(np.percentile(a, 10)), 3),
@@ -90,7 +86,7 @@ def main(argv=None) -> int:
         base = base or row["p50_ms"]
         row["p50_vs_first"] = round(row["p50_ms"] / base, 3)
         out["databases"].append(row)
-        print(f"{d:32s} {r['layout']} {r['conv2d']} {row['trials']:5d} trials  est {row['estimate_ms']} ms  "
+        print(f"{d:32s} {row['layout']} {row['conv2d']} {row['trials']:5d} trials  est {row['estimate_ms']} ms  "
               f"p50 {row['p50_ms']:.3f}  p10 {row['p10_ms']:.3f}  min {row['min_ms']:.3f} ms"
               f"  p50/first {row['p50_vs_first']:.3f}")
     if args.json:

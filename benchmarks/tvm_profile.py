@@ -229,8 +229,8 @@ def main(argv=None) -> int:
     untuned = [k for k in kernels if not k["tuned"]]
     out = {"model": spec.name, "weights": spec.weights, "weights_note": note,
            "tuning_dir": args.tuning_dir, "database": str(db), "layout": layout,
-           "conv2d": conv2d, "spatial_mean": lowering["spatial_mean"],
-           "concat": lowering["concat"], "out_channels": lowering["out_channels"], "trials": res["tuning"]["trials"], "estimate_ms": res["tuning"]["estimate_ms"],
+           **lowering, "trials": res["tuning"]["trials"],
+           "estimate_ms": res["tuning"]["estimate_ms"],
            "target": targets.target_dict(target), "tvm_threads": threads,
            "ort_version": ort.__version__, **targets.tvm_versions(),
            "cpu": sysinfo.cpu_model(),
@@ -246,7 +246,8 @@ def main(argv=None) -> int:
 
     print(f"{spec.name} ({spec.weights}), {layout}, conv2d {conv2d}, "
           f"mean {lowering['spatial_mean']}, concat {lowering['concat']}, "
-          f"channels {lowering['out_channels']}, database {res['tuning']['trials']} trials, "
+          f"channels {lowering['out_channels']}, input {lowering['input_transpose']}, "
+          f"database {res['tuning']['trials']} trials, "
           f"tuner estimate {res['tuning']['estimate_ms']} ms, TVM threads {threads['threads']}")
     print(f"wall p50 (ABBA, {w['tvm']['n']} calls each): TVM {w['tvm']['p50_ms']} ms "
           f"(fastest {w['tvm']['min_ms']}), ORT {w['ort']['p50_ms']} ms (fastest "

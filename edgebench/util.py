@@ -7,6 +7,7 @@ nothing from edgebench or converters, so anything may import it).
 - ``sha256_file``        content hash of a file, streamed
 - ``first_line``         the line of an exception worth showing a user
 - ``physical_cores``     CPU cores without SMT siblings
+- ``aligned_empty``      a numpy array whose data starts on a 64-byte boundary
 """
 from __future__ import annotations
 
@@ -76,6 +77,24 @@ def first_line(e: BaseException | str, limit: int = 400) -> str:
     else:
         out = f"{name}: {why}" if name else why
     return out[:limit]
+
+
+# What runtimes' own CPU allocators give (TVM's and ORT's: 64 bytes); TVM reads an input in
+# place only from such an address (converters/tvm/predictor.py).
+ALIGNMENT = 64
+
+
+def aligned_empty(shape, dtype, alignment: int = ALIGNMENT):
+    """An uninitialised C-contiguous array of ``shape`` and ``dtype`` whose data pointer is a
+    multiple of ``alignment`` bytes (numpy's own allocations are 16-byte aligned; an empty
+    array has no data to align)."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def physical_cores() -> int:

@@ -14,11 +14,12 @@
 #                        restored from experiments/tvm-databases/ where the git-ignored copy
 #                        is missing (a fresh checkout)
 # tvm_best_flags MODEL   the edgebench.tune flags that database was tuned with
-# tvm_against_ort MODEL TUNING_DIR WORK HERE [REPS]
+# tvm_against_ort MODEL TUNING_DIR WORK RUNS [REPS]
 #                        MODEL's TVM build from TUNING_DIR against ONNX Runtime: parity of both
-#                        in one suite run (HERE/runs/parity.jsonl), then in processes of their
-#                        own, alternated, REPS runs each (default 4; HERE/runs/vs-ort.*), then
-#                        its per-kernel profile beside ORT's (HERE/runs/profile.*)
+#                        in one suite run (RUNS/parity.jsonl), then in processes of their
+#                        own, alternated, REPS runs each (default 4; RUNS/vs-ort.*; the
+#                        arms: $ARMS, default ort,tvm), then its per-kernel profile beside
+#                        ORT's (RUNS/profile.*)
 # tune_best_db MODEL WORK DEST
 #                        complete MODEL's best database to 512 trials with those flags (a
 #                        no-op where they are there); its summary and log go to WORK and are
@@ -102,16 +103,17 @@ tune_best_db() {
 }
 
 tvm_against_ort() {
-    local m=$1 db=$2 work=$3 here=$4 reps=${5:-4}
+    local m=$1 db=$2 work=$3 runs=$4 reps=${5:-4}
+    mkdir -p "$runs"
     step "${PY:-.venv/bin/python}" -m edgebench.full --models "$m" --variants tvm onnxruntime \
         --tasks parity --tuning-dir "$db" --out "$work/parity" --resume > "$work/parity.log" 2>&1
-    cp "$work/parity/results.jsonl" "$here/runs/parity.jsonl"
+    cp "$work/parity/results.jsonl" "$runs/parity.jsonl"
     step "${PY:-.venv/bin/python}" experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py \
-        compare --model "$m" --tuning-dir "$db" --arms ort,tvm --reps "$reps" \
-        --json "$here/runs/vs-ort.json" 2>&1 | tee "$here/runs/vs-ort.txt"
+        compare --model "$m" --tuning-dir "$db" --arms "${ARMS:-ort,tvm}" --reps "$reps" \
+        --json "$runs/vs-ort.json" 2>&1 | tee "$runs/vs-ort.txt"
     step "${PY:-.venv/bin/python}" benchmarks/tvm_profile.py --model "$m" --tuning-dir "$db" \
-        --json "$here/runs/profile.json" 2>&1 \
-        | grep -v -e '^\[[a-z]' -e 'Fast mode segfaults' | tee "$here/runs/profile.txt"
+        --json "$runs/profile.json" 2>&1 \
+        | grep -v -e '^\[[a-z]' -e 'Fast mode segfaults' | tee "$runs/profile.txt"
 }
 
 # The databases live in git-ignored tuning dirs; a fresh checkout has none, and retuning six

@@ -52,6 +52,19 @@ def test_untuned_build_parity_and_batches(tmp_path):
         y = pred(x)
         assert y.shape == (b, 1000) and y.dtype == np.float32
         assert np.abs(y - _torch_logits(spec, x)).max() <= TOL
+    # A 64-byte aligned batch (the suite's, edgebench.util.aligned_empty) is read where it
+    # is, as ORT reads a numpy input; any other is copied into the predictor's own buffer.
+    from converters.tvm.predictor import vm_input
+    from edgebench.util import aligned_empty
+
+    aligned = aligned_empty((1, *SIZE), np.float32)
+    aligned[...] = rng.standard_normal((1, *SIZE))
+    unaligned = aligned_empty((aligned.size + 1,), np.float32)[1:].reshape(aligned.shape)
+    unaligned[...] = aligned
+    own = pred._get(1)[2]
+    assert np.shares_memory(np.from_dlpack(vm_input(aligned, own)), aligned)
+    assert vm_input(unaligned, own) is own and np.array_equal(own.numpy(), unaligned)
+    assert np.array_equal(pred(aligned), pred(unaligned))
     # The kernels ran with the target's cores (not TVM's x86 default of half the vCPUs).
     assert pred.meta["cpu_threads"]["threads"] == int(os.environ["TVM_NUM_THREADS"])
     # convert set it, so load (same process) must not call it the user's setting
@@ -64,31 +77,55 @@ def test_untuned_build_parity_and_batches(tmp_path):
 
 
 _THREADS_PROBE = """
-import json, sys
+import glob, json, os, sys
+import numpy as np
 import tvm
 from converters.tvm import targets
 target, _ = targets.resolve_target(sys.argv[1])
 got = targets.configure_threads(target)
 got["running"] = int(tvm.get_global_func("runtime.NumThreads")())
+# a parallel kernel, so the pool's workers exist; then which threads are pinned
+n = 1 << 16
+A = tvm.te.placeholder((n,), name="A")
+B = tvm.te.compute((n,), lambda i: A[i] * 2.0, name="B")
+s = tvm.s_tir.Schedule(tvm.te.create_prim_func([A, B]))
+s.parallel(s.get_loops(s.get_sblock("B"))[0])
+f = tvm.compile(s.mod, target=target)
+a = tvm.runtime.tensor(np.ones(n, "float32"))
+b = tvm.runtime.tensor(np.zeros(n, "float32"))
+for _ in range(3):
+    f(a, b)
+every = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+def allowed(task):
+    line = next(l for l in open(task + "/status") if l.startswith("Cpus_allowed_list"))
+    return line.split()[1]
+got["tasks"] = len(glob.glob("/proc/self/task/*"))
+got["pinned"] = sum(1 for t in glob.glob("/proc/self/task/*") if allowed(t) not in
+                    (every, every.replace(",", "-")))
 print(json.dumps(got))
 """
 
 
 @pytest.mark.slow  # 6.1 s each on the 2-core AVX2 VM (2026-11-26): a TVM process per case
-@pytest.mark.parametrize("user_env, source", [
-    (None, "target num-cores"),
-    ("1", "TVM_NUM_THREADS (set by the user)"),
+@pytest.mark.parametrize("user_env, source, user_bind", [
+    (None, "target num-cores", None),
+    ("1", "TVM_NUM_THREADS (set by the user)", None),
+    (None, "target num-cores", "1"),
 ])
-def test_thread_pool_follows_the_target(user_env, source):
+def test_thread_pool_follows_the_target(user_env, source, user_bind):
     """TVM's default pool on x86 is hardware_concurrency/2 (1 thread on a 2-vCPU machine);
     the variant and the tuner run the kernels with the target's num-cores instead (here all
-    the CPUs, which TVM would halve)."""
+    the CPUs, which TVM would halve). Its workers are left unpinned unless the user asks
+    (TVM pins them by default)."""
     cpus = os.cpu_count() or 1
     expect = int(user_env) if user_env else cpus
-    env = {k: v for k, v in os.environ.items() if k not in ("TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TVM_NUM_THREADS", "OMP_NUM_THREADS", "TVM_BIND_THREADS")}
     env["PYTHONPATH"] = str(REPO)
     if user_env:
         env["TVM_NUM_THREADS"] = user_env
+    if user_bind:
+        env["TVM_BIND_THREADS"] = user_bind
     r = subprocess.run([sys.executable, "-c", _THREADS_PROBE,
                         json.dumps({"kind": "llvm", "num-cores": cpus})], cwd=REPO, env=env,
                        capture_output=True, text=True, timeout=120)
@@ -96,6 +133,11 @@ def test_thread_pool_follows_the_target(user_env, source):
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert got["threads"] == got["running"] == expect, got
     assert got["source"] == source and "note" not in got
+    assert got["bind"] == bool(user_bind) and got["bind_source"] == (
+        "TVM_BIND_THREADS (set by the user)" if user_bind
+        else "edgebench default (unpinned, as ONNX Runtime's threads)")
+    if expect > 1 and cpus > 1:       # a pinned worker exists only where there is one
+        assert got["tasks"] > 1 and (got["pinned"] > 0) == bool(user_bind), got
 
 
 def test_the_variant_computes_where_its_target_runs():

@@ -24,6 +24,10 @@ Options (``spec.options``, from the CLI):
   tvm_out_channels ``keep`` | ``pad`` (NHWC convs padded to whole vectors where that adds at
                  most 1/16, pad_channels.py; default: the database's, ``keep`` for one from
                  before the choice was recorded, else ``pad``)
+  tvm_input_transpose ``kernel`` | ``conv`` (NHWC: the NCHW input transposed by a kernel of
+                 its own, or read by the first conv, input_transpose.py; default: the
+                 database's, ``kernel`` for one from before the choice was recorded, else
+                 ``conv`` on CPUs and ``kernel`` on GPUs)
 
 Batch sizes: shapes are static. Batch 1 is compiled by ``convert``; any other batch size is
 compiled on its first call and cached on disk (an exported artifact holds the batch sizes it
@@ -40,6 +44,7 @@ Layout of this package (one job per module):
   winograd.py      Winograd F(4x4, 3x3) for 3x3 stride-1 NHWC convs (--conv2d winograd)
   concat_split.py  channel concats moved into the convs and pools that consume them
   pad_channels.py  conv output channels padded to whole vectors (NHWC, LLVM)
+  input_transpose.py the NCHW input read by the first conv (NHWC)
   relax_rewrite.py the Relax call-rewrite helper fast_math, passes and concat_split use
   build.py         apply a tuning database, compile, write a host library
   database.py      tuning databases: paths, fingerprint, what they hold, tuning.json
@@ -224,7 +229,8 @@ class TvmConverter(Converter):
                 "importer": opts.get("tvm_importer") or "auto",
                 **passes.lowering_for(target, db_dir, opts.get("tvm_layout"),
                                       opts.get("tvm_conv2d"), opts.get("tvm_spatial_mean"),
-                                      opts.get("tvm_concat"), opts.get("tvm_out_channels"))}
+                                      opts.get("tvm_concat"), opts.get("tvm_out_channels"),
+                                      opts.get("tvm_input_transpose"))}
 
     def _cache_paths(self, spec, cache: Path, batch: int, ctx: dict):
         key = spec.key("tvm", targets.target_json(ctx["target"]),
@@ -237,6 +243,8 @@ class TvmConverter(Converter):
                        *(() if ctx["concat"] == "keep" else (f"concat-{ctx['concat']}",)),
                        *(() if ctx["out_channels"] == "keep" else
                          (f"channels-{ctx['out_channels']}-{pad_channels.MAX_PAD_FRACTION}",)),
+                       *(() if ctx["input_transpose"] == "kernel" else
+                         (f"input-{ctx['input_transpose']}",)),
                        f"b{batch}")
         folder = Path(cache) / "tvm"
         stem = f"{spec.name}-{key}-b{batch}"
@@ -258,19 +266,15 @@ class TvmConverter(Converter):
         model = self._model(spec)
         db_dir = ctx["db_dir"] if database.database_exists(ctx["db_dir"]) else None
         res = build.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
-                                 importer=ctx["importer"], layout=ctx["layout"],
-                                 conv2d=ctx["conv2d"], spatial_mean=ctx["spatial_mean"],
-                                 concat=ctx["concat"], out_channels=ctx["out_channels"],
-                                 spec=spec, cache=cache, out_path=so)
+                                 importer=ctx["importer"], spec=spec, cache=cache, out_path=so,
+                                 **{k: ctx[k] for k in passes.CHOICE_NAMES})
         from . import fast_math
 
         meta = {"tuning": database.tuning_meta(ctx["db_dir"] if db_dir else None, res["tuning"]),
                 "target": targets.target_dict(ctx["target"]), "target_name": ctx["target_name"],
                 "fast_math": fast_math.DESCRIPTION if fast_math.applies_to(ctx["target"])
                 else None,
-                "importer": res["importer"], "layout": ctx["layout"], "conv2d": ctx["conv2d"],
-                "spatial_mean": ctx["spatial_mean"], "concat": ctx["concat"],
-                "out_channels": ctx["out_channels"],
+                "importer": res["importer"], **{k: ctx[k] for k in passes.CHOICE_NAMES},
                 "batch_size": batch, "timings": res["timings"], **targets.tvm_versions()}
         if not db_dir:
             meta["tuning"]["database"] = str(ctx["db_dir"])
@@ -305,9 +309,7 @@ class TvmConverter(Converter):
         libs = export.libraries(art_dir, manifest)
         first = libs[min(libs)]
         meta = {k: manifest.get(k) for k in ("tuning", "target", "target_name", "importer",
-                                             "layout", "conv2d", "spatial_mean", "concat",
-                                             "out_channels", "tvm",
-                                             "tvm_ffi")}
+                                             *passes.CHOICE_NAMES, "tvm", "tvm_ffi")}
         meta["artifact_dir"] = str(art_dir)
         meta["compiled_batch_sizes"] = sorted(libs)
         meta["batch_mode"] = "exported artifact: only the batch sizes it holds"

@@ -49,10 +49,9 @@ def compile_module(mod, target):
 
 
 def build_library(model, input_size, batch: int, target, *, db_dir=None, importer="auto",
-                  layout="NCHW", conv2d="direct", spatial_mean="reduce", concat="keep",
-                  out_channels="keep", spec=None, cache=None,
-                  out_path: Path | None = None) -> dict:
-    """Import, lower, apply the database and compile one static batch size.
+                  spec=None, cache=None, out_path: Path | None = None, **lowering) -> dict:
+    """Import, lower, apply the database and compile one static batch size. ``lowering``:
+    ``passes.lower_for_tuning``'s choices (``passes.lowering_for`` gives a database's).
 
     Returns {"executable", "importer", "importer_note", "tuning", "lowered" (the module the
     database was applied to), "tasks", "timings"}; the executable is
@@ -64,9 +63,7 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
     timings["import_s"] = time.perf_counter() - t0
     t = time.perf_counter()
     try:
-        lowered = passes.lower_for_tuning(mod, target, layout, conv2d,
-                                          spatial_mean=spatial_mean, concat=concat,
-                                          out_channels=out_channels)
+        lowered = passes.lower_for_tuning(mod, target, **lowering)
         tasks = passes.extract_tasks(lowered, target)
         summary = database.tuning_summary(
             db_dir if db_dir and database.database_exists(db_dir) else None, tasks)

@@ -27,8 +27,8 @@ from pathlib import Path
 from edgebench.errors import ArgumentParser, UsageError
 from edgebench.util import atomic_write_text
 
-from . import (concat_split, database, design_space, export, machine_speed, pad_channels,
-               passes, runner, scheduler, targets, tuning, winograd)
+from . import (concat_split, database, design_space, export, input_transpose, machine_speed,
+               pad_channels, passes, runner, scheduler, targets, tuning, winograd)
 from .cli_checks import _cross, validate
 from .cli_help import EPILOG
 from .errors import ExportError, RpcError, TvmError
@@ -91,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "whole vectors where that adds at most 1/16 (zero weights, sliced "
                         "off after the conv); default: the database's, keep for one from "
                         "before the choice, else pad")
+    p.add_argument("--input-transpose", choices=list(input_transpose.CHOICES), default=None,
+                   help="how an NHWC build reads the model's NCHW input: kernel (a transpose "
+                        "kernel of its own before the first conv, as ConvertLayout leaves "
+                        "it), or conv (the first conv reads NCHW and writes NHWC, so the "
+                        "image is not copied once more); default: the database's, kernel "
+                        "for one from before the choice, else conv on CPUs and kernel on "
+                        "GPUs (not measured there)")
     p.add_argument("--importer", choices=["auto", "torch.export", "onnx"], default="auto",
                    help="model importer (default auto: torch.export, ONNX if that fails)")
     p.add_argument("--cuda-format", choices=["cubin", "ptx"], default="cubin",
@@ -161,7 +168,7 @@ def run(args, parsed) -> dict:
     spec, weights_note = _load_model(args, parsed["input_size"])
     db_dir = database.db_dir_for(args.tuning_dir, target, spec.name, spec.input_size)
     lowering = passes.lowering_for(target, db_dir, args.layout, args.conv2d, args.spatial_mean,
-                                   args.concat, args.out_channels)
+                                   args.concat, args.out_channels, args.input_transpose)
     summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
                      "input_size": list(spec.input_size), "target": targets.target_dict(target),
                      "target_name": parsed["target_name"], "database": str(db_dir),
@@ -199,7 +206,7 @@ def run(args, parsed) -> dict:
     if args.export:
         summary["export"] = export.export_artifact(
             args.export, spec, model, target, parsed["target_name"], parsed["batch_sizes"],
-            db_dir=db_dir, **lowering, importer=args.importer,
+            db_dir=db_dir, lowering=lowering, importer=args.importer,
             cuda_format=args.cuda_format, cache=Path(args.cache_dir))
     summary["measure"] = measure(args, parsed, spec, db_dir)
     return summary

@@ -24,7 +24,8 @@ reuse across models (on unless --no-reuse):
   in: they are measurements of this very kernel on this target, and they count toward
   --trials. ResNet-50, -101 and -152 share all 29 tasks: resnet152's 512-trial database
   gives 491 records (32 per task at most), so a 512-trial ResNet-50 session after it runs 21
-  trials; the six study models share only the input's transpose.
+  trials; the six study models share only the input's transpose (none with
+  --input-transpose conv).
   tuning.json and every record (tuning.reused_from) say which databases were drawn on.
 
 cost-model transfer (off unless asked for):
@@ -79,6 +80,15 @@ choice, else pad; NHWC only):
   whole vectors where that adds at most 1/16 of the channels, and slices the result back.
   SqueezeNet 1.1's 1000-class conv alone at 126 trials on a Zen 4: 761 us with 1008
   channels, 856 us with 1000 (docs/tvm.md, "Conv output channels").
+
+the input's transpose (--input-transpose; default: the database's, kernel for one from
+before the choice, else conv on CPUs, kernel on GPUs, where it was not measured; NHWC only):
+  The models take NCHW images, so an NHWC build transposes the input in a kernel of its own
+  before the first conv (kernel). conv has the first conv read NCHW and write NHWC instead:
+  one kernel and one pass over the image fewer. Its workload differs, so give a database
+  tuned before the choice the new stem by tuning it alone:
+  --input-transpose conv --only-tasks fused_conv2d_add --trials N (docs/tvm.md, "The input
+  read by the first conv").
 
 trial allocation (--allocation; default uniform):
   A round gives every task one batch of candidates, then MetaSchedule's gradient rule picks

@@ -227,11 +227,10 @@ def record_session(db_dir: Path, session: dict) -> None:
     meta["sessions"] = sessions
     meta["tuning_s"] = round(sum(s.get("tuning_s", 0) for s in sessions), 1)
     meta["target"] = session["target"]
-    meta["layout"] = session.get("layout", "NCHW")
-    meta["conv2d"] = session.get("conv2d", "direct")
-    meta["spatial_mean"] = session.get("spatial_mean", "reduce")
-    meta["concat"] = session.get("concat", "keep")
-    meta["out_channels"] = session.get("out_channels", "keep")
+    from .passes import BEFORE_RECORDED
+
+    # the lowering choices the database's workloads were made with
+    meta.update({k: session.get(k, before) for k, before in BEFORE_RECORDED.items()})
     atomic_write_json(db_dir / DB_META, meta)
     gi = db_dir / ".gitignore"
     if not gi.exists():

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from edgebench.util import atomic_write_json, sha256_file
 
-from . import build, cuda_export, database, targets
+from . import build, cuda_export, database, passes, targets
 from .errors import ExportError
 
 MANIFEST = "manifest.json"
@@ -82,11 +82,11 @@ def export_executable(ex, path: Path, target, cuda_format: str = "cubin") -> dic
 
 
 def export_artifact(out, spec, model, target, target_name: str, batch_sizes, *, db_dir,
-                    layout: str, conv2d: str = "direct", spatial_mean: str = "reduce",
-                    concat: str = "keep", out_channels: str = "keep", importer: str = "auto",
-                    cuda_format: str = "cubin", cache=None) -> dict:
+                    lowering: dict, importer: str = "auto", cuda_format: str = "cubin",
+                    cache=None) -> dict:
     """Build ``model`` for each batch size with the database in ``db_dir`` (when there is
-    one), write the libraries and the manifest to ``out``, and check what was written."""
+    one) and the lowering choices ``lowering`` (``passes.lowering_for``'s), write the
+    libraries and the manifest to ``out``, and check what was written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("model-b*.so"):
@@ -96,9 +96,7 @@ def export_artifact(out, spec, model, target, target_name: str, batch_sizes, *, 
     used = None
     for b in batch_sizes:
         res = build.build_library(model, spec.input_size, b, target, db_dir=use_db,
-                                  importer=importer, layout=layout, conv2d=conv2d,
-                                  spatial_mean=spatial_mean, concat=concat,
-                                  out_channels=out_channels, spec=spec, cache=cache)
+                                  importer=importer, spec=spec, cache=cache, **lowering)
         name = f"model-b{b}.so"
         infos[b] = export_executable(res["executable"], out / name, target, cuda_format)
         libs[str(b)] = name
@@ -113,8 +111,7 @@ def export_artifact(out, spec, model, target, target_name: str, batch_sizes, *, 
         "target": targets.target_dict(target), "target_name": target_name,
         "device": "cuda" if target.kind.name == "cuda" else "cpu", "host_arch": arch,
         "libraries": libs, "tuning": tuning_by_batch[first], "tuning_by_batch": tuning_by_batch,
-        "importer": used, "layout": layout, "conv2d": conv2d, "spatial_mean": spatial_mean,
-        "concat": concat, "out_channels": out_channels, "entry": "main",
+        "importer": used, **{k: lowering[k] for k in passes.CHOICE_NAMES}, "entry": "main",
         "build": {str(b): i for b, i in infos.items()},
         "load": ("import tvm; from tvm import relax; lib = tvm.runtime.load_module('model-b1.so');"
                  f" vm = relax.VirtualMachine(lib, tvm.{'cuda' if gpu else 'cpu'}(0)); "

@@ -3,7 +3,8 @@ records are exactly the ones the compiler looks up.
 
     torch.export -> relax.frontend.torch.from_exported_program   (importer.py)
     fold_batch_norm, pad_channels (NHWC, new databases), concat_split (new databases),
-    clip_as_min_max (NHWC), ConvertLayout (NHWC), fast_math (LLVM),
+    clip_as_min_max (NHWC), ConvertLayout (NHWC), input_transpose (NHWC, new databases),
+    fast_math (LLVM),
     winograd (3x3 stride-1 convs, when asked), spatial_mean_as_matmul (NHWC; new databases)
     DecomposeOpsForInference, CanonicalizeBindings, LegalizeOps, AnnotateTIROpPattern,
     FoldConstant, FuseOps, FuseTIR, AttachAttrLayoutFreeBuffers          = ``lower_for_tuning``
@@ -20,8 +21,14 @@ from . import database
 from .errors import TvmError
 
 # Bump when the lowering pipeline changes: it invalidates compiled-library caches.
-PIPELINE_VERSION = "tvm-pipeline-7"   # 7: concat_split, pad_channels; 6: NHWC ReLU6 fuses
+PIPELINE_VERSION = "tvm-pipeline-8"   # 8: input_transpose; 7: concat_split, pad_channels
 LAYOUTS = ("NCHW", "NHWC")
+# Every lowering choice, with the form a database made before the choice existed was tuned
+# in (its workloads exist only in that form). ``lowering_for`` returns all of them; builds,
+# exports, the compiled-library cache and every record carry them under these names.
+BEFORE_RECORDED = {"layout": "NCHW", "conv2d": "direct", "spatial_mean": "reduce",
+                   "concat": "keep", "out_channels": "keep", "input_transpose": "kernel"}
+CHOICE_NAMES = tuple(BEFORE_RECORDED)
 
 
 def layout_for(target, db_dir=None, wanted: str | None = None) -> str:
@@ -107,9 +114,19 @@ def out_channels_for(target, db_dir=None, wanted: str | None = None) -> str:
     return _recorded_choice(db_dir, "out_channels", wanted, before="keep", new=new)
 
 
+def input_transpose_for(target, db_dir=None, wanted: str | None = None) -> str:
+    """Whether an NHWC build transposes the NCHW input in a kernel of its own (``kernel``) or
+    has the first conv read it (``conv``, input_transpose.py): ``wanted`` first; then what
+    the database in ``db_dir`` was tuned with; ``kernel`` for a database from before the
+    choice was recorded; else ``conv`` on CPU (LLVM) targets, where it was measured, and
+    ``kernel`` on GPUs, where it was not. NCHW builds have no transpose."""
+    new = "conv" if _on_cpu(target) else "kernel"
+    return _recorded_choice(db_dir, "input_transpose", wanted, before="kernel", new=new)
+
+
 def lowering_for(target, db_dir=None, layout: str | None = None, conv2d: str | None = None,
                  spatial_mean: str | None = None, concat: str | None = None,
-                 out_channels: str | None = None) -> dict:
+                 out_channels: str | None = None, input_transpose: str | None = None) -> dict:
     """The lowering choices of a build or a tuning session, each the user's option if given,
     else the database's, else the default: ``lower_for_tuning``'s keyword arguments."""
     lay = layout_for(target, db_dir, layout)
@@ -118,7 +135,9 @@ def lowering_for(target, db_dir=None, layout: str | None = None, conv2d: str | N
                              else "reduce"),
             "concat": concat_for(target, db_dir, concat),
             "out_channels": (out_channels_for(target, db_dir, out_channels) if lay == "NHWC"
-                             else "keep")}
+                             else "keep"),
+            "input_transpose": (input_transpose_for(target, db_dir, input_transpose)
+                                if lay == "NHWC" else "kernel")}
 
 
 def _const_np(c):
@@ -261,7 +280,8 @@ def _row_times(row, x):
 
 def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
                      winograd_min_output: int = 0, spatial_mean: str = "reduce",
-                     concat: str = "keep", out_channels: str = "keep"):
+                     concat: str = "keep", out_channels: str = "keep",
+                     input_transpose: str = "kernel"):
     """Relax module -> fused Relax + TIR module whose PrimFuncs are the tuning workloads.
 
     ``layout``: the conv2d data layout TVM computes in (the model's input stays NCHW).
@@ -272,11 +292,13 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
     ``concat``: ``keep``, or ``split`` to move channel concats into the convs and pools that
     consume them (concat_split.py).
     ``out_channels``: ``keep``, or ``pad`` to pad conv output channels to whole vectors of an
-    LLVM target where that adds little (pad_channels.py; NHWC only)."""
+    LLVM target where that adds little (pad_channels.py; NHWC only).
+    ``input_transpose``: ``kernel``, or ``conv`` to have the first conv read the NCHW input
+    instead of a transpose kernel (input_transpose.py; NHWC only)."""
     import tvm
     from tvm import relax
 
-    from . import concat_split, pad_channels, winograd
+    from . import concat_split, input_transpose as input_transpose_, pad_channels, winograd
 
     if layout not in LAYOUTS:
         raise TvmError(f"tvm_layout must be one of {', '.join(LAYOUTS)} (got '{layout}')")
@@ -292,6 +314,9 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
     if out_channels not in pad_channels.CHOICES:
         raise TvmError(f"tvm_out_channels must be one of {', '.join(pad_channels.CHOICES)} "
                        f"(got '{out_channels}')")
+    if input_transpose not in input_transpose_.CHOICES:
+        raise TvmError(f"tvm_input_transpose must be one of "
+                       f"{', '.join(input_transpose_.CHOICES)} (got '{input_transpose}')")
     if conv2d == "winograd" and layout != "NHWC":
         raise TvmError("tvm_conv2d winograd needs the NHWC layout (its TVM schedules are "
                        f"NHWC's; got {layout})")
@@ -312,6 +337,8 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
             relax.transform.CanonicalizeBindings(),
             *convert,
         ])(mod)
+        if layout == "NHWC" and input_transpose == "conv":
+            mod = input_transpose_.rewrite(mod)
         if fast_math.applies_to(target):
             mod = fast_math.rewrite(mod)
         if conv2d == "winograd":

@@ -3,7 +3,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgebench.util import ALIGNMENT
+
 from ..base import OutOfMemory, Predictor
+
+
+def vm_input(batch: np.ndarray, inp):
+    """What the VM is called with: ``batch`` itself where TVM can read it in place (float32,
+    C-contiguous, 64-byte aligned: the suite's batches are, ``edgebench.util.aligned_empty``),
+    as ONNX Runtime reads a numpy input; else ``inp`` (the predictor's own buffer for this
+    batch size) with ``batch`` copied in. That copy of a 224x224 image took 28 us on the
+    Zen 4 VM, 0.8 % of SqueezeNet 1.1's call."""
+    if (batch.dtype == np.float32 and batch.flags.c_contiguous
+            and batch.ctypes.data % ALIGNMENT == 0):
+        import tvm
+
+        return tvm.runtime.from_dlpack(batch)
+    inp.copyfrom(np.ascontiguousarray(batch, dtype=np.float32))
+    return inp
 
 
 class TvmPredictor(Predictor):
@@ -51,8 +68,7 @@ class TvmPredictor(Predictor):
     def __call__(self, batch: np.ndarray) -> np.ndarray:
         try:
             vm, fn, inp = self._get(int(batch.shape[0]))
-            inp.copyfrom(np.ascontiguousarray(batch, dtype=np.float32))
-            out = fn(inp)
+            out = fn(vm_input(batch, inp))
             if not hasattr(out, "numpy"):
                 out = out[0]
             return out.numpy()

@@ -34,6 +34,7 @@ def threads_for(target) -> int:
 
 
 _threads_source = None   # set by the first configure_threads() call of this process
+_bind_source = None
 
 
 def configure_threads(target=None) -> dict:
@@ -46,21 +47,34 @@ def configure_threads(target=None) -> dict:
     when it starts (the first parallel kernel), and tuning's runner processes inherit it,
     so call this before either. A value the user set is kept.
 
-    Returns {"threads", "source"} for the records."""
+    The pool's workers are left unpinned (``TVM_BIND_THREADS=0``), as ONNX Runtime leaves
+    its own. TVM pins each worker to a core and leaves the calling thread, which runs task 0
+    of every parallel kernel, free: on a 2-vCPU VM, one worker on CPU 1. There, pinned, some
+    whole processes of ResNet-152 ran about 15 % slower than the others, and unpinned none
+    did (experiments/tvm-bind-zen4-2026-11-28, ../tvm-input-conv-2026-11-28). A value the
+    user set is kept here too.
+
+    Returns {"threads", "source", "bind", "bind_source"} for the records."""
     import tvm
 
-    global _threads_source
+    global _threads_source, _bind_source
     if _threads_source is None:   # first call in this process: decide once (convert, then load)
         if os.environ.get("TVM_NUM_THREADS"):
             _threads_source = "TVM_NUM_THREADS (set by the user)"
         else:
             os.environ["TVM_NUM_THREADS"] = str(threads_for(target))
             _threads_source = "target num-cores" if target is not None else "physical cores"
+        if os.environ.get("TVM_BIND_THREADS"):
+            _bind_source = "TVM_BIND_THREADS (set by the user)"
+        else:
+            os.environ["TVM_BIND_THREADS"] = "0"
+            _bind_source = "edgebench default (unpinned, as ONNX Runtime's threads)"
     source = _threads_source
     threads = int(os.environ["TVM_NUM_THREADS"])
     num = tvm.get_global_func("runtime.NumThreads", True)
     running = int(num()) if num is not None else threads
-    out = {"threads": running, "source": source}
+    out = {"threads": running, "source": source,
+           "bind": os.environ.get("TVM_BIND_THREADS", "1") != "0", "bind_source": _bind_source}
     if running != threads:  # say what really runs
         out["note"] = (f"TVM runs {running} thread(s), not TVM_NUM_THREADS={threads}: its pool "
                        "had started before, or it caps the count at the CPUs it sees")

@@ -4,7 +4,8 @@ Reuse (default): a task whose kernel (workload) another model's database for the
 target already holds starts from that database's best records, copied in as they are: they
 are measurements of this very kernel on this very target. ResNet-50, -101 and -152 share all
 29 of their tasks (a 512-trial resnet152 database gives 491 records, so a 512-trial ResNet-50
-session after it runs 21 trials); the six study models share only the input's transpose (docs/tvm.md, "Reuse across models").
+session after it runs 21 trials); the six study models share only the input's transpose,
+and none with --input-transpose conv (docs/tvm.md, "Reuse across models").
 
 Warm start (resume): the measurements this model's own database already holds.
 

@@ -66,6 +66,7 @@ class TuneConfig:
     spatial_mean: Optional[str] = None  # reduce | matmul (None: passes.spatial_mean_for's)
     concat: Optional[str] = None        # keep | split (None: passes.concat_for's)
     out_channels: Optional[str] = None  # keep | pad (None: passes.out_channels_for's)
+    input_transpose: Optional[str] = None   # kernel | conv (None: passes.input_transpose_for's)
     transfer: bool = False              # pre-train the cost model on sibling databases
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     reuse: bool = True                  # start shared kernels from sibling databases' records
@@ -149,7 +150,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     runner_name, threads = measured_where(cfg, target)
     mod, used, note = import_model(model, (batch, *input_size), importer, spec=spec, cache=cache)
     lowering = passes.lowering_for(target, db_dir, cfg.layout, cfg.conv2d, cfg.spatial_mean,
-                                   cfg.concat, cfg.out_channels)
+                                   cfg.concat, cfg.out_channels, cfg.input_transpose)
     layout = lowering["layout"]
     lowered = passes.lower_for_tuning(mod, target, **lowering)
     tasks = passes.extract_tasks(lowered, target)

@@ -30,4 +30,4 @@ cp "$WORK"/tuning/*/"$M"-*/tuning.json "$HERE/runs/tuning.json"
 step "$PY" benchmarks/tvm_databases.py --model "$M" --tuning-dirs "$kept" "$WORK/tuning" \
     --json "$HERE/runs/keep-vs-split.json" 2>&1 | grep -v 'Fast mode segfaults' \
     | tee "$HERE/runs/keep-vs-split.txt"
-tvm_against_ort "$M" "$WORK/tuning" "$WORK" "$HERE" "${REPS:-4}"
+tvm_against_ort "$M" "$WORK/tuning" "$WORK" "$HERE/runs" "${REPS:-4}"

@@ -36,4 +36,4 @@ cp "$WORK"/tuning/*/"$M"-*/tuning.json "$HERE/runs/tuning.json"
 step "$PY" benchmarks/tvm_databases.py --model "$M" --tuning-dirs "$KEPT" "$WORK/tuning" \
     --json "$HERE/runs/kept-vs-new.json" 2>&1 | grep -v 'Fast mode segfaults' \
     | tee "$HERE/runs/kept-vs-new.txt"
-tvm_against_ort "$M" "$WORK/tuning" "$WORK" "$HERE" "${REPS:-6}"
+tvm_against_ort "$M" "$WORK/tuning" "$WORK" "$HERE/runs" "${REPS:-6}"

@@ -6,9 +6,12 @@ ONNX Runtime, the issue's figure.
 Each arm is a fresh process (TVM's pool reads its environment once, when it starts) that loads
 the model as ``edgebench.full`` does (the suite's converters, their cache, the tuned database)
 and times batch-1 calls of the predictor (host array in, host logits out) with the suite's
-``timed_calls``. Arms run in blocks, every other block reversed (ABBA), an ORT run
-beside every TVM run; each TVM run is divided by the mean p50 of the (one or two) ORT runs
-nearest to it, so drift between positions cancels.
+``timed_calls``. The array is 64-byte aligned, as the suite's batches are since 2026-11-28, so
+TVM reads it in place; the records before then (``--input numpy``) gave TVM a plain numpy
+array, which it copies first (28 us for a 224x224 image on the Zen 4 VM). Arms run in
+blocks, every other block reversed (ABBA), an ORT run beside every TVM run; each TVM run is
+divided by the mean p50 of the (one or two) ORT runs nearest to it, so drift between
+positions cancels.
 
   ort          the suite's onnxruntime variant (CPU EP, intra-op threads = physical cores)
   tvm          the suite's tvm variant with the model's tuning database (TVM's pool defaults)
@@ -75,9 +78,15 @@ def measure(args) -> None:
 
     from edgebench.measure import timed_calls
 
+    from edgebench.util import aligned_empty
+
     variant = ARMS[args.arm][0]
     pred, spec, meta = _predictor(variant, args)
     x = np.random.RandomState(0).standard_normal((1, *spec.input_size)).astype("float32")
+    if args.input == "aligned":      # as the suite's batches are since 2026-11-28
+        x_aligned = aligned_empty(x.shape, x.dtype)
+        x_aligned[...] = x
+        x = x_aligned
     timed_calls(pred, x, min_count=10, min_s=1.0, max_s=5.0)          # warm-up
     ms = timed_calls(pred, x, min_count=args.calls, min_s=args.seconds, max_s=4 * args.seconds)
     tuning = meta.get("tuning") or {}
@@ -86,7 +95,7 @@ def measure(args) -> None:
                       "threads": (pred.meta.get("cpu_threads") if variant == "tvm"
                                   else pred.meta.get("intra_op_num_threads")),
                       "tuning": {k: tuning.get(k) for k in ("status", "trials", "database")},
-                      "weights": meta["weights"], "calls": int(ms.size),
+                      "weights": meta["weights"], "input": args.input, "calls": int(ms.size),
                       "p50_ms": float(np.median(ms)), "min_ms": float(ms.min())}))
     pred.close()
 
@@ -112,7 +121,7 @@ def compare(args) -> None:
         proc = subprocess.run([sys.executable, __file__, "measure", "--arm", arm,
                                "--model", args.model, "--tuning-dir", args.tuning_dir,
                                "--cache", args.cache, "--calls", str(args.calls),
-                               "--seconds", str(args.seconds)],
+                               "--seconds", str(args.seconds), "--input", args.input],
                               capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
         if proc.returncode != 0:
             raise SystemExit(f"{arm}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
@@ -158,6 +167,11 @@ def main() -> None:
         if name != "prepare":
             s.add_argument("--calls", type=int, default=100)
             s.add_argument("--seconds", type=float, default=4.0)
+            s.add_argument("--input", choices=["aligned", "numpy"], default="aligned",
+                           help="the batch: aligned (default), 64-byte aligned as the suite's "
+                                "batches are since 2026-11-28 (TVM reads it in place); numpy, "
+                                "a plain numpy array (TVM copies it first), as every record "
+                                "before then")
         if name == "measure":
             s.add_argument("--arm", required=True, choices=list(ARMS))
         if name == "compare":

@@ -1,0 +1,95 @@
+"""The model's NCHW input read by the first conv itself, in NHWC builds.
+
+The models take NCHW images. In an NHWC build ConvertLayout puts ``permute_dims(x, [0, 2, 3,
+1])`` before the first conv: a kernel of its own that reads and writes the whole image
+(224x224x3 floats, 602 KB each way) before any arithmetic. In SqueezeNet 1.1's profile on the
+Zen 4 VM it was the only data-movement kernel left after concat_split (15 us alone, 140 us in
+the network under the profiler; ``experiments/tvm-pad-channels-2026-11-28/runs/profile.txt``).
+ONNX Runtime's first conv reads the NCHW input as it is and writes its blocked layout.
+
+``rewrite`` (``input_transpose="conv"``) turns ``conv2d(permute_dims(x, [0, 2, 3, 1]), W)``
+in NHWC, where ``x`` is a parameter of the function (the model's input) and the conv has one
+group, into one conv that reads ``x`` in NCHW and writes NHWC. Relax's ``conv2d`` cannot be
+legalized with different data and output layouts, so the conv is emitted as its TE compute,
+named ``conv2d`` like the others: FuseOps fuses its bias and activation, and MetaSchedule
+tunes it in the same design space (its output's innermost axis is the channels).
+``kernel`` keeps the transpose. The first conv's workload differs between the two, so a
+database holds one form, recorded in its ``tuning.json`` (passes.input_transpose_for).
+
+Run after ConvertLayout.
+"""
+from __future__ import annotations
+
+CHOICES = ("kernel", "conv")
+
+
+def conv2d_nchw_to_nhwc(data, weight, strides, padding, dilation, out_dtype: str):
+    """TE: ``data`` NCHW, ``weight`` OHWI, result NHWC (one group); ``padding`` is (top, left,
+    bottom, right), as Relax's conv2d attribute."""
+    from tvm import te, topi
+
+    _, _, height, width = (int(v) for v in data.shape)
+    out_ch, kh, kw, in_ch = (int(v) for v in weight.shape)
+    top, left, bottom, right = padding
+    sh, sw = strides
+    dh, dw = dilation
+    padded = topi.nn.pad(data, [0, 0, top, left], [0, 0, bottom, right], name="pad_temp")
+    out_h = (height + top + bottom - (kh - 1) * dh - 1) // sh + 1
+    out_w = (width + left + right - (kw - 1) * dw - 1) // sw + 1
+    # The reduction axes in the order of the input's layout, as topi.nn.conv orders them
+    # (NCHW: channels, then the window; the NHWC conv this replaces has the window first).
+    # MultiLevelTiling keeps that order, and the input's innermost axis then sits innermost.
+    rc = te.reduce_axis((0, in_ch), name="rc")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    return te.compute(
+        (data.shape[0], out_h, out_w, out_ch),
+        lambda n, y, x, f: te.sum(
+            padded[n, rc, y * sh + ry * dh, x * sw + rx * dw].astype(out_dtype)
+            * weight[f, ry, rx, rc].astype(out_dtype), axis=[rc, ry, rx]),
+        name="conv2d_nhwc", tag="conv2d_nhwc")
+
+
+def _input_transposed(value_of, arg):
+    """The function parameter ``arg`` is an NCHW -> NHWC transpose of, else None."""
+    from tvm import relax
+
+    if not isinstance(arg, relax.Var):
+        return None
+    perm = value_of(arg)
+    if not isinstance(perm, relax.Call) or getattr(perm.op, "name", None) != \
+            "relax.permute_dims":
+        return None
+    axes = perm.attrs["axes"]
+    src = perm.args[0]
+    if axes is None or [int(a) for a in axes] != [0, 2, 3, 1]:
+        return None
+    # a parameter is bound to nothing inside the function
+    if not isinstance(src, relax.Var) or value_of(src) is not None:
+        return None
+    return src
+
+
+def rewrite(mod):
+    """``mod`` (NHWC Relax, after ConvertLayout) with each conv that reads a transpose of the
+    function's input reading the input itself (see the module's docstring)."""
+    from .relax_rewrite import rewrite_calls, tidy
+
+    def rule(bb, call, value_of):
+        if getattr(call.op, "name", None) != "relax.nn.conv2d":
+            return None
+        attrs = call.attrs
+        if (attrs["data_layout"] != "NHWC" or attrs["kernel_layout"] != "OHWI"
+                or attrs["out_layout"] != "NHWC" or int(attrs["groups"]) != 1):
+            return None
+        x = _input_transposed(value_of, call.args[0])
+        if x is None:
+            return None
+        out_dtype = str(attrs["out_dtype"]) or str(call.args[0].ty.dtype)
+        return bb.call_te(conv2d_nchw_to_nhwc, x, call.args[1],
+                          strides=[int(s) for s in attrs["strides"]],
+                          padding=[int(p) for p in attrs["padding"]],
+                          dilation=[int(d) for d in attrs["dilation"]],
+                          out_dtype=out_dtype, primfunc_name_hint="conv2d")
+
+    return tidy(rewrite_calls(mod, rule, lookup=True))
