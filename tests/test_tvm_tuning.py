@@ -192,13 +192,15 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert t["status"] == "tuned", t
     assert t["trials"] == len(_records(db))
     assert t["tuning_s"] and t["tuning_s"] > 0
-    # Tuned in the CPU default, NHWC: 22 kernels + the input's transpose to NHWC. A new
+    # Tuned in the CPU default, NHWC: 22 kernels, the first conv reading the NCHW input
+    # itself (no transpose kernel: input_transpose "conv" on a new database). A new
     # database takes GEMV spatial means; this model's only mean (its global pool, 2x2) is
     # under SPATIAL_MEAN_MIN_PIXELS and stays a reduction.
     assert art.meta["layout"] == "NHWC" and meta["layout"] == "NHWC"
     assert art.meta["spatial_mean"] == "matmul" and meta["spatial_mean"] == "matmul"
     assert art.meta["concat"] == "split" and meta["concat"] == "split"   # a no-op here
-    assert 0 < t["tasks_tuned"] <= t["tasks_total"] == 23
+    assert art.meta["input_transpose"] == "conv" and meta["input_transpose"] == "conv"
+    assert 0 < t["tasks_tuned"] <= t["tasks_total"] == 22
     assert Path(t["database"]) == db
     assert t["design_space"] == "wide-vector"       # the convs tile channels at the vector
     assert t["transfer_from"] == [str(sibling)]     # the artifact says what its tuning drew on

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-MODEL = "test_resnet"          # timm's tiny test network: 0.47 M parameters, 23 TVM tasks
+MODEL = "test_resnet"          # timm's tiny test network: 0.47 M parameters, 22 TVM tasks in NHWC
 SIZE = (3, 64, 64)
 SIZE_ARG = "3x64x64"
 TOL = 1e-3                     # FP32 parity budget (DESIGN.md)

@@ -85,7 +85,10 @@ def rewrite(mod):
         x = _input_transposed(value_of, call.args[0])
         if x is None:
             return None
-        out_dtype = str(attrs["out_dtype"]) or str(call.args[0].ty.dtype)
+        # the ONNX importer leaves out_dtype unset (None / void): the input's dtype then
+        out_dtype = str(attrs["out_dtype"] or "")
+        if out_dtype in ("", "None", "void"):
+            out_dtype = str(call.args[0].ty.dtype)
         return bb.call_te(conv2d_nchw_to_nhwc, x, call.args[1],
                           strides=[int(s) for s in attrs["strides"]],
                           padding=[int(p) for p in attrs["padding"]],
