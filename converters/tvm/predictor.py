@@ -12,8 +12,7 @@ def vm_input(batch: np.ndarray, inp):
     """What the VM is called with: ``batch`` itself where TVM can read it in place (float32,
     C-contiguous, 64-byte aligned: the suite's batches are, ``edgebench.util.aligned_empty``),
     as ONNX Runtime reads a numpy input; else ``inp`` (the predictor's own buffer for this
-    batch size) with ``batch`` copied in. That copy of a 224x224 image took 28 us on the
-    Zen 4 VM, 0.8 % of SqueezeNet 1.1's call."""
+    batch size) with ``batch`` copied in (one more pass over the image every call)."""
     if (batch.dtype == np.float32 and batch.flags.c_contiguous
             and batch.ctypes.data % ALIGNMENT == 0):
         import tvm

@@ -8,7 +8,7 @@ the model as ``edgebench.full`` does (the suite's converters, their cache, the t
 and times batch-1 calls of the predictor (host array in, host logits out) with the suite's
 ``timed_calls``. The array is 64-byte aligned, as the suite's batches are since 2026-11-28, so
 TVM reads it in place; the records before then (``--input numpy``) gave TVM a plain numpy
-array, which it copies first (28 us for a 224x224 image on the Zen 4 VM). Arms run in
+array, which it copies first. Arms run in
 blocks, every other block reversed (ABBA), an ORT run beside every TVM run; each TVM run is
 divided by the mean p50 of the (one or two) ORT runs nearest to it, so drift between
 positions cancels.
