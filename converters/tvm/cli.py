@@ -114,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "network's arithmetic (calls x FLOPs): helped ResNet-152, hurt "
                         "Swin-T and MobileNetV2; measured: a first round of half batches, "
                         "then caps by each task's share of the measured time; see below")
+    p.add_argument("--runner-caches", choices=runner.RUNNER_CACHES, default=None,
+                   help="how candidates find their weights when measured: warm (in the "
+                        "caches from the calls before, MetaSchedule's way) or cold (flushed "
+                        "before every call, as a network's kernel finds them); default: the "
+                        "database's, warm for a new one; see below")
     p.add_argument("--builder-pool", choices=runner.BUILDER_POOLS, default="kept",
                    help="the candidate builder's worker processes: kept (default), one pool "
                         "kept from batch to batch and restarted every 16 batches; fresh, a new "
@@ -185,7 +190,7 @@ def run(args, parsed) -> dict:
             transfer=args.transfer,
             transfer_from=args.transfer_from, design_space=args.design_space,
             reuse=args.reuse, allocation=args.allocation, op_names=args.only_tasks,
-            builder_pool=args.builder_pool)
+            builder_pool=args.builder_pool, runner_caches=args.runner_caches)
         prog = Progress(enabled=not args.no_progress and sys.stderr.isatty())
         try:
             res = tuning.tune(model, spec.input_size, args.batch_size, target, db_dir, cfg,
@@ -222,7 +227,8 @@ def _rerank(args, spec, model, target, db_dir, lowering: dict) -> dict:
     mod, _, _ = import_model(model, (args.batch_size, *spec.input_size), args.importer,
                              spec=spec, cache=Path(args.cache_dir))
     tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, **lowering), target)
-    cfg = tuning.TuneConfig(rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key)
+    cfg = tuning.TuneConfig(rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key,
+                            runner_caches=args.runner_caches)
 
     def say(i, n, row):
         print(f"rerank {i}/{n} {row['task']}: picked #{row['picked']} "

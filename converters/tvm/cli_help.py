@@ -118,6 +118,19 @@ re-ranking (--rerank [K]; off unless asked for):
   stored time, its 4th record at 1.00x; --rerank 8 then made the network 0.835x. On the
   512-trial database alone it changed nothing (1.009x): docs/tvm.md, "Re-ranking".
 
+the runner's caches (--runner-caches; default: the database's, warm for a new one):
+  MetaSchedule measures a candidate warm: its weights stay in the caches from the calls
+  before. In a network each layer's weights are read once per inference, from memory.
+  ResNet-152 on the Zen 4: its kernels summed 103 ms warm, 111 ms cold, 112 ms in the
+  network. cold flushes every argument but the data before each measured call (one call per
+  measurement, 8 of them), so the tuner ranks candidates as the network runs them. A
+  database keeps the way it was measured (tuning.json runner_caches), and records are
+  reused only from databases measured alike. With --trials 0 --rerank K, --runner-caches
+  cold re-measures a warm database's K best records cold, with no new trials. The six study
+  models' databases re-ranked that way ran 0.974-1.031x their warm re-ranks (ResNet-152 and
+  MobileNetV2 faster, Swin-T and SqueezeNet 1.1 slower), so warm stays the default
+  (docs/tvm.md, "Cold weights in the tuner's runner").
+
 remote measurement:
   --rpc-tracker HOST:PORT --rpc-key KEY builds candidates here and measures them on the
   device registered with that key, e.g. on the Orin:

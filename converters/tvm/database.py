@@ -179,6 +179,8 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "tasks_total": summary.get("tasks_total", 0),
             "tuner_estimate_ms": summary.get("estimate_ms"),
             "design_space": _profile_of(meta)[1] if status == "tuned" else None,
+            # how its candidates were measured (runner.caches_for)
+            "runner_caches": meta.get("runner_caches", "warm") if status == "tuned" else None,
             "transfer_from": transfer_sources(meta) if status == "tuned" else [],
             "reused_from": reuse_sources(meta) if status == "tuned" else [],
             "reranked": reranked_summary(db_dir) if status == "tuned" else None}
@@ -231,6 +233,8 @@ def record_session(db_dir: Path, session: dict) -> None:
 
     # the lowering choices the database's workloads were made with
     meta.update({k: session.get(k, before) for k, before in BEFORE_RECORDED.items()})
+    # how its candidates were measured (runner.caches_for): records compare only alike
+    meta["runner_caches"] = session.get("runner_caches", meta.get("runner_caches", "warm"))
     atomic_write_json(db_dir / DB_META, meta)
     gi = db_dir / ".gitignore"
     if not gi.exists():

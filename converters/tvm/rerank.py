@@ -14,6 +14,7 @@ own, ``<db_dir>/reranked/``, with that median as its measurement. The original r
 as they were; builds apply the re-ranked database first (``build.apply_database``)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import time
@@ -38,6 +39,19 @@ def rerank(db_dir, target, tasks, cfg, top_k: int = 4, runs: int = 3,
     t0 = time.perf_counter()
     db_dir = Path(db_dir)
     db = ms.database.JSONDatabase(work_dir=str(db_dir), allow_missing=False)
+    # As asked (--runner-caches: a warm database's top records re-measured cold picks the
+    # one fastest as the network runs it; the re-ranked database holds one record per task,
+    # so nothing mixes), else as the database's records were measured.
+    from . import targets
+
+    caches = ("warm" if targets.is_gpu(target) else
+              cfg.runner_caches or tuner_runner.caches_for(target, db_dir))
+    cfg = dataclasses.replace(cfg, runner_caches=caches)
+    # The runner's processes inherit TVM_NUM_THREADS. Without it TVM takes half the vCPUs:
+    # `--trials 0 --rerank` (no tuning session first to set it) re-measured ResNet-152's
+    # records on one of the 2 cores, at 2-2.6x their stored times.
+    threads = (None if cfg.rpc_tracker or targets.is_gpu(target)
+               else targets.configure_threads(target)["threads"])
     builder, runner = tuner_runner.make_builder(cfg), tuner_runner.make_runner(cfg)
     out_dir = database.reranked_dir(db_dir)
     tmp = out_dir.with_name(out_dir.name + ".tmp")
@@ -83,7 +97,9 @@ def rerank(db_dir, target, tasks, cfg, top_k: int = 4, runs: int = 3,
         per_task.append(row)
         if on_task:
             on_task(i + 1, len(tasks), row)
-    summary = {"top_k": top_k, "runs": runs, "tasks": len(per_task),
+    summary = {"top_k": top_k, "runs": runs, "runner_caches": cfg.runner_caches,
+               "measure_threads": threads,
+               "tasks": len(per_task),
                "changed": sum(r["picked"] != 0 for r in per_task),
                "seconds": round(time.perf_counter() - t0, 1),
                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "per_task": per_task}

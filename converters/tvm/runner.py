@@ -116,12 +116,55 @@ class KeptPoolBuilder:
         self._pool, self._batches = None, 0
 
 
+# How the runner finds a candidate's weights: warm (in the caches from the calls before, as
+# MetaSchedule measures by default) or cold (every argument but the data flushed from the CPU's
+# caches before each call, as a kernel finds its weights in a network, which reads each
+# layer's once per inference). ResNet-152's kernels on the Zen 4 summed 1.07x their warm
+# time cold and 1.08x in the network (experiments/tvm-resnet152-zen4-2026-11-28/); cold
+# re-ranks ran six networks 0.974-1.031x their warm ones, so warm stays the default.
+RUNNER_CACHES = ("warm", "cold")
+COLD_REPEAT = 8          # cold calls per measurement, one each (a flush before every call)
+
+
+def caches_for(target, db_dir=None, wanted: str | None = None) -> str:
+    """The runner's caches for a tuning session or a re-rank: ``wanted`` (the user's option)
+    first; then what the database in ``db_dir`` was measured with (its records compare only
+    with records measured the same way; one from before the choice was recorded: warm);
+    else warm. GPUs are always warm: the flush is a CPU one."""
+    from . import database, targets
+
+    recorded = database.read_db_meta(db_dir).get("runner_caches") if db_dir else None
+    if recorded is None and db_dir is not None and database.database_exists(db_dir):
+        recorded = "warm"
+    if wanted and recorded and wanted != recorded:
+        from .errors import TvmError
+
+        raise TvmError(f"the database in {db_dir} measured its candidates with {recorded} "
+                       f"caches: --runner-caches {wanted} would mix measurements that do not "
+                       f"compare; tune into another --tuning-dir")
+    if targets.is_gpu(target):
+        return "warm"
+    return wanted or recorded or "warm"
+
+
+def evaluator_config(cfg):
+    """MetaSchedule's EvaluatorConfig for ``cfg.runner_caches``. Cold: one call per repeat,
+    each after a flush; MetaSchedule flushes before each repeat only, and min_repeat_ms would
+    add warm calls to it."""
+    from tvm.s_tir import meta_schedule as ms
+
+    if (cfg.runner_caches or "warm") == "cold":
+        return ms.runner.EvaluatorConfig(number=1, repeat=COLD_REPEAT, min_repeat_ms=0,
+                                         enable_cpu_cache_flush=True)
+    return ms.runner.EvaluatorConfig(number=cfg.number, repeat=cfg.repeat,
+                                     min_repeat_ms=cfg.min_repeat_ms,
+                                     enable_cpu_cache_flush=False)
+
+
 def make_runner(cfg):
     from tvm.s_tir import meta_schedule as ms
 
-    ev = ms.runner.EvaluatorConfig(number=cfg.number, repeat=cfg.repeat,
-                                   min_repeat_ms=cfg.min_repeat_ms,
-                                   enable_cpu_cache_flush=False)
+    ev = evaluator_config(cfg)
     if cfg.rpc_tracker:
         host, port = parse_tracker(cfg.rpc_tracker)
         rc = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=cfg.rpc_key,

@@ -50,9 +50,10 @@ def configure_threads(target=None) -> dict:
     The pool's workers are left unpinned (``TVM_BIND_THREADS=0``), as ONNX Runtime leaves
     its own. TVM pins each worker to a core and leaves the calling thread, which runs task 0
     of every parallel kernel, free: on a 2-vCPU VM, one worker on CPU 1. There, pinned, some
-    whole processes of ResNet-152 ran about 15 % slower than the others, and unpinned none
-    did (experiments/tvm-bind-zen4-2026-11-28, ../tvm-input-conv-2026-11-28). A value the
-    user set is kept here too.
+    whole processes of ResNet-152 ran about 15 % slower than the others
+    (experiments/tvm-bind-zen4-2026-11-28); later, unpinned processes did too, of TVM and of
+    ORT alike (experiments/tvm-resnet152-zen4-2026-11-28): the VM, not the pinning. A value
+    the user set is kept here too.
 
     Returns {"threads", "source", "bind", "bind_source"} for the records."""
     import tvm

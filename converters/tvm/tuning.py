@@ -72,6 +72,7 @@ class TuneConfig:
     reuse: bool = True                  # start shared kernels from sibling databases' records
     design_space: str = "auto"          # auto: CPU channels-last tiles at the vector width
     allocation: str = "uniform"         # share: by FLOPs; measured: by measured time (scheduler)
+    runner_caches: Optional[str] = None  # warm | cold (None: runner.caches_for's)
     verbose: bool = False               # MetaSchedule's own console log
 
 
@@ -148,6 +149,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     if ms_logger.level == logging.NOTSET and not cfg.verbose:
         ms_logger.setLevel(logging.WARNING)
     runner_name, threads = measured_where(cfg, target)
+    cfg = dataclasses.replace(cfg, runner_caches=runner.caches_for(target, db_dir,
+                                                                  cfg.runner_caches))
     mod, used, note = import_model(model, (batch, *input_size), importer, spec=spec, cache=cache)
     lowering = passes.lowering_for(target, db_dir, cfg.layout, cfg.conv2d, cfg.spatial_mean,
                                    cfg.concat, cfg.out_channels, cfg.input_transpose)
@@ -164,9 +167,12 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         raise TvmError("nothing to tune: the model lowered to no tunable TIR functions")
     # Reuse: kernels other models' databases for this target already tuned start from those
     # records (they count toward --trials; transfer.reuse_records).
-    reused = (transfer.reuse_records(db_dir, tasks,
-                                     transfer.transfer_databases(db_dir, cfg.transfer_from))
-              if cfg.reuse else {"records": 0, "tasks": 0, "databases": []})
+    # Only from databases measured with the same caches: a warm record is faster than a cold
+    # one of the same kernel, and would win the task on the way it was measured.
+    reused = (transfer.reuse_records(db_dir, tasks, [
+        d for d in transfer.transfer_databases(db_dir, cfg.transfer_from)
+        if runner.caches_for(target, d) == cfg.runner_caches])
+        if cfg.reuse else {"records": 0, "tasks": 0, "databases": []})
     before = database.tuning_summary(db_dir, tasks)
     remaining = cfg.trials - before["trials"]
     n_tasks = len(tasks)
@@ -177,7 +183,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "remaining": max(0, remaining), "trials_per_iter": per_iter,
             "max_trials_per_task": per_task_cap, "allocation": allocation,
             "importer": used, "importer_note": note,
-            "runner": runner_name,
+            "runner": runner_name, "runner_caches": cfg.runner_caches,
             "database": str(db_dir), "batch_size": batch, **lowering,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
             "reused_records": reused}
@@ -260,6 +266,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "allocation": info["allocation"],
             "trials_after": after["trials"], "tuning_s": round(tuning_s, 1),
             "interrupted": interrupted, "runner": info["runner"],
+            "runner_caches": cfg.runner_caches,
             "measure_threads": threads["threads"],
             "cost_model_transfer": info.get("cost_model_transfer"),
             "reused_records": reused,

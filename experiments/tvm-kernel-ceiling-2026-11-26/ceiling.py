@@ -124,23 +124,29 @@ def ort_profile(onnx_path, x, threads):
         sess.run(None, feed)
 
     def read(skip_runs: int):
-        with open(sess.end_profiling(), encoding="utf-8") as f:
-            events = json.load(f)
-        by_node: dict = {}
-        for e in events:
-            if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-                a = e["args"]
-                key = ort_shape_key(a.get("op_name"), [_shape(s) for s in
-                                                        a.get("input_type_shape", [])],
-                                    _shape((a.get("output_type_shape") or [None])[0]))
-                by_node.setdefault(e["name"], (key, []))[1].append(float(e["dur"]))
         keyed: dict = {}
-        for key, durs in by_node.values():
+        for _, key, durs in ort_nodes(sess.end_profiling()).values():
             if key is not None:
                 keyed.setdefault(key, []).append(durs[skip_runs:])
         return keyed
 
     return run, read
+
+
+def ort_nodes(profile_path) -> dict:
+    """{node name: (op, shape key or None, [us per run])} from an ORT profile's events."""
+    with open(profile_path, encoding="utf-8") as f:
+        events = json.load(f)
+    by_node: dict = {}
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            a = e["args"]
+            key = ort_shape_key(a.get("op_name"), [_shape(s) for s in
+                                                    a.get("input_type_shape", [])],
+                                _shape((a.get("output_type_shape") or [None])[0]))
+            by_node.setdefault(e["name"], (a.get("op_name"), key, []))[2].append(
+                float(e["dur"]))
+    return by_node
 
 
 def main() -> int:
