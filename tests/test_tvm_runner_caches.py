@@ -42,6 +42,7 @@ def test_a_database_keeps_the_caches_its_records_were_measured_with(tmp_path):
         runner.caches_for(cpu, tmp_path / "old", "cold")
     # the flush is a CPU one: GPU candidates are measured as MetaSchedule does
     assert runner.caches_for(gpu, tmp_path / "none", "cold") == "warm"
+    assert runner.caches_for(gpu, old_database(tmp_path / "gpu"), "cold") == "warm"
 
 
 def test_the_cold_evaluator_flushes_before_every_single_call():

@@ -22,6 +22,7 @@ class Progress:
         c.print(f"[bold]tuning[/] {info['model_tasks']} tasks, budget {info['budget']} trials "
                 f"({info['trials_before']} already in the database, {info['remaining']} to run; "
                 f"{info['trials_per_iter']} per task per round), runner: {info['runner']}"
+                + (f" ({info['runner_caches']} caches)" if info.get("runner_caches") else "")
                 + (f", {info['measure_threads']} thread(s) per candidate"
                    if info.get("measure_threads") else ""))
         c.print(f"database: {info['database']}")

@@ -133,6 +133,8 @@ def caches_for(target, db_dir=None, wanted: str | None = None) -> str:
     else warm. GPUs are always warm: the flush is a CPU one."""
     from . import database, targets
 
+    if targets.is_gpu(target):
+        return "warm"
     recorded = database.read_db_meta(db_dir).get("runner_caches") if db_dir else None
     if recorded is None and db_dir is not None and database.database_exists(db_dir):
         recorded = "warm"
@@ -142,8 +144,6 @@ def caches_for(target, db_dir=None, wanted: str | None = None) -> str:
         raise TvmError(f"the database in {db_dir} measured its candidates with {recorded} "
                        f"caches: --runner-caches {wanted} would mix measurements that do not "
                        f"compare; tune into another --tuning-dir")
-    if targets.is_gpu(target):
-        return "warm"
     return wanted or recorded or "warm"
 
 
