@@ -20,6 +20,11 @@
 #                        own, alternated, REPS runs each (default 4; RUNS/vs-ort.*; the
 #                        arms: $ARMS, default ort,tvm), then its per-kernel profile beside
 #                        ORT's (RUNS/profile.*)
+# rerank_copy MODEL KEPT DIR CACHES OUT [K]
+#                        a copy of the databases in tuning dir KEPT made in DIR (re-ranks left
+#                        out) and re-ranked with no new trials (edgebench.tune --trials 0
+#                        --rerank K, default 8, --runner-caches CACHES); its summary and log go
+#                        to OUT.json and OUT.log
 # tune_best_db MODEL WORK DEST
 #                        complete MODEL's best database to 512 trials with those flags (a
 #                        no-op where they are there); its summary and log go to WORK and are
@@ -100,6 +105,18 @@ tune_best_db() {
         cp "$work/tune-$m.json" "$work/tune-$m.log" "$dest/"
     fi
     return 0
+}
+
+rerank_copy() {
+    local m=$1 kept=$2 dir=$3 caches=$4 out=$5 k=${6:-8}
+    rm -rf "$dir" && mkdir -p "$dir" && cp -r "$kept"/* "$dir"/
+    find "$dir" -type d -name reranked -prune -exec rm -rf {} +
+    step "${PY:-.venv/bin/python}" -m edgebench.tune --model "$m" --trials 0 --rerank "$k" \
+        --runner-caches "$caches" --tuning-dir "$dir" --no-progress --summary "$out.json" \
+        > "$dir.log" 2>&1
+    local rc=$?
+    grep -v 'Fast mode segfaults' "$dir.log" > "$out.log"
+    return "$rc"
 }
 
 tvm_against_ort() {

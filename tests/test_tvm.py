@@ -54,7 +54,7 @@ def test_untuned_build_parity_and_batches(tmp_path):
         assert np.abs(y - _torch_logits(spec, x)).max() <= TOL
     # A 64-byte aligned batch (the suite's, edgebench.util.aligned_empty) is read where it
     # is, as ORT reads a numpy input; any other is copied into the predictor's own buffer.
-    from converters.tvm.predictor import vm_input
+    from converters.tvm.predictor import DLPACK_CPU, reads_in_place, vm_input
     from edgebench.util import aligned_empty
 
     aligned = aligned_empty((1, *SIZE), np.float32)
@@ -62,8 +62,12 @@ def test_untuned_build_parity_and_batches(tmp_path):
     unaligned = aligned_empty((aligned.size + 1,), np.float32)[1:].reshape(aligned.shape)
     unaligned[...] = aligned
     own = pred._get(1)[2]
-    assert np.shares_memory(np.from_dlpack(vm_input(aligned, own)), aligned)
-    assert vm_input(unaligned, own) is own and np.array_equal(own.numpy(), unaligned)
+    read = tvm.runtime.from_dlpack
+    assert np.shares_memory(np.from_dlpack(vm_input(aligned, own, read)), aligned)
+    assert vm_input(unaligned, own, read) is own and np.array_equal(own.numpy(), unaligned)
+    # a GPU VM (DLPack kDLCUDA = 2) needs the batch copied to the device, aligned or not
+    assert reads_in_place(aligned, DLPACK_CPU) and not reads_in_place(aligned, 2)
+    assert not reads_in_place(aligned_empty(aligned.shape, np.float64), DLPACK_CPU)
     assert np.array_equal(pred(aligned), pred(unaligned))
     # The kernels ran with the target's cores (not TVM's x86 default of half the vCPUs).
     assert pred.meta["cpu_threads"]["threads"] == int(os.environ["TVM_NUM_THREADS"])

@@ -71,12 +71,14 @@ def spatial_mean_for(db_dir=None, wanted: str | None = None) -> str:
     option) first; then what the database in ``db_dir`` was tuned with (its workloads exist
     only in that form); ``reduce`` for a database from before the choice was recorded; else
     ``matmul`` (``spatial_mean_as_matmul``). NCHW builds keep the reduction either way."""
-    return _recorded_choice(db_dir, "spatial_mean", wanted, before="reduce", new="matmul")
+    return recorded_choice(db_dir, "spatial_mean", wanted, before="reduce", new="matmul")
 
 
-def _recorded_choice(db_dir, key: str, wanted: str | None, before: str, new: str) -> str:
-    """A lowering choice: ``wanted`` (the user's option) first; then the one the database in
-    ``db_dir`` records under ``key`` (its workloads exist only in that form); ``before`` for a
+def recorded_choice(db_dir, key: str, wanted: str | None, before: str,
+                    new: str | None) -> str | None:
+    """A lowering choice, or another choice a database records (``runner.caches_for``):
+    ``wanted`` (the user's option) first; then the one the database in ``db_dir`` records
+    under ``key`` (its workloads or records exist only in that form); ``before`` for a
     database made before the choice was recorded; else ``new``."""
     if wanted:
         return wanted.lower()
@@ -101,7 +103,7 @@ def concat_for(target, db_dir=None, wanted: str | None = None) -> str:
     it was measured, and ``keep`` on GPUs, where it was not (each split conv is one more
     kernel launch)."""
     new = "split" if _on_cpu(target) else "keep"
-    return _recorded_choice(db_dir, "concat", wanted, before="keep", new=new)
+    return recorded_choice(db_dir, "concat", wanted, before="keep", new=new)
 
 
 def out_channels_for(target, db_dir=None, wanted: str | None = None) -> str:
@@ -111,7 +113,7 @@ def out_channels_for(target, db_dir=None, wanted: str | None = None) -> str:
     recorded; else ``pad`` on CPU (LLVM) targets (the vectors are theirs) and ``keep``
     elsewhere. NCHW builds keep them either way."""
     new = "pad" if _on_cpu(target) else "keep"
-    return _recorded_choice(db_dir, "out_channels", wanted, before="keep", new=new)
+    return recorded_choice(db_dir, "out_channels", wanted, before="keep", new=new)
 
 
 def input_transpose_for(target, db_dir=None, wanted: str | None = None) -> str:
@@ -121,7 +123,7 @@ def input_transpose_for(target, db_dir=None, wanted: str | None = None) -> str:
     choice was recorded; else ``conv`` on CPU (LLVM) targets, where it was measured, and
     ``kernel`` on GPUs, where it was not. NCHW builds have no transpose."""
     new = "conv" if _on_cpu(target) else "kernel"
-    return _recorded_choice(db_dir, "input_transpose", wanted, before="kernel", new=new)
+    return recorded_choice(db_dir, "input_transpose", wanted, before="kernel", new=new)
 
 
 def lowering_for(target, db_dir=None, layout: str | None = None, conv2d: str | None = None,

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -31,7 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "experiments" / "tvm-threadpool-vs-ort-2026-11-27"))
 sys.path.insert(0, str(REPO / "experiments" / "tvm-threadpool-2026-11-26"))
-from pool_vs_ort import _predictor  # noqa: E402  the suite's predictor, loaded as a cell does
+from pool_vs_ort import _predictor, measure_arm  # noqa: E402  the suite's predictor; an arm's process
 
 THP = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
 ARMS = {"ort": ("onnxruntime", {}), "tvm": ("tvm", {}),
@@ -71,14 +70,10 @@ def compare(args) -> None:
         for arm in (arms if rep % 2 == 0 else arms[::-1]):
             env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
             env.update(ARMS[arm][1])
-            proc = subprocess.run([sys.executable, __file__, "measure", "--arm", arm,
-                                   "--model", args.model, "--tuning-dir", args.tuning_dir,
-                                   "--cache", args.cache, "--calls", str(args.calls),
-                                   "--seconds", str(args.seconds)],
-                                  capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
-            if proc.returncode != 0:
-                raise SystemExit(f"{arm}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
-            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            got = measure_arm(__file__, arm, ["--model", args.model, "--tuning-dir",
+                                              args.tuning_dir, "--cache", args.cache,
+                                              "--calls", str(args.calls), "--seconds",
+                                              str(args.seconds)], env)
             runs.append({"arm": arm, "rep": rep, **got})
             print(f"  rep {rep} {arm:8s} p50 {got['p50_ms']:8.3f} ms  min {got['min_ms']:8.3f} ms"
                   f"  huge pages {got['anon_huge_kb'] / 1024:7.1f} MB", flush=True)

@@ -113,8 +113,9 @@ def _shape(entry) -> list:
 
 def ort_profile(onnx_path, x, threads):
     """An ORT session with its profiler on, as the suite makes it; returns (run, read): run()
-    runs the network once, read(skip_runs) ends profiling and gives {key: [[node us per run
-    after the first skip_runs], one list per node]}."""
+    runs the network once, read(skip_runs) ends profiling and gives ({key: [[node us per run
+    after the first skip_runs], one list per node]}, {node: (op, key or None, [us per run
+    after the first skip_runs])}, the second with every node)."""
     from tvm_profile import profiling_session
 
     sess = profiling_session(onnx_path, threads)
@@ -124,11 +125,13 @@ def ort_profile(onnx_path, x, threads):
         sess.run(None, feed)
 
     def read(skip_runs: int):
+        nodes = {name: (op, key, durs[skip_runs:])
+                 for name, (op, key, durs) in ort_nodes(sess.end_profiling()).items()}
         keyed: dict = {}
-        for _, key, durs in ort_nodes(sess.end_profiling()).values():
+        for _, key, durs in nodes.values():
             if key is not None:
-                keyed.setdefault(key, []).append(durs[skip_runs:])
-        return keyed
+                keyed.setdefault(key, []).append(durs)
+        return keyed, nodes
 
     return run, read
 
@@ -241,7 +244,7 @@ def main() -> int:
             items = list(kernels.items()) if r % 2 == 0 else list(kernels.items())[::-1]
             for _, (ev, tensors, got) in items:
                 got.append(float(np.mean(ev(*tensors).results)) * 1e6)
-    ort_by_key = ort_read(warm)
+    ort_by_key, _ = ort_read(warm)
 
     rows = []
     for t in chosen:

@@ -53,7 +53,7 @@ def main() -> int:
     import onnxruntime as ort
     import tvm
 
-    from ceiling import ort_silu_us, shape_key
+    from ceiling import ort_profile, ort_silu_us, shape_key
     from converters.onnxruntime.export import export_onnx
     from converters.onnxruntime.session import session_options
     from converters.tvm import passes
@@ -141,7 +141,7 @@ def main() -> int:
             else:
                 wall(arm.split("-")[0])
         print(f"[kernels] round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
-    ort_by_key, ort_by_op = ort_read(warm)
+    ort_by_key, ort_nodes = ort_read(warm)
 
     rows, matched_keys = [], set()
     for k in kernels:
@@ -167,7 +167,7 @@ def main() -> int:
     ort_matched_ms = sum(len(ort_by_key[key]) * float(np.median(
         [np.median(d) for d in ort_by_key[key]])) for key in matched_keys) / 1e3
     unmatched: dict = {}    # ORT's nodes no task matched, per call by op (reorders, pools, ...)
-    for (op, key, _), durs in ort_by_op.items():
+    for op, key, durs in ort_nodes.values():
         if key is None or key not in matched_keys:
             unmatched[op] = unmatched.get(op, 0.0) + float(np.median(durs)) / 1e3
 
@@ -199,32 +199,6 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     return 0
-
-
-def ort_profile(onnx_path, x, threads):
-    """ceiling.ort_profile, keeping every node: (run, read); read(skip_runs) ends profiling
-    and gives ({shape key: [[us per run], one list per node]}, {(op, shape key or None, node
-    name): [us per run]}, every node)."""
-    from tvm_profile import profiling_session
-
-    from ceiling import ort_nodes
-
-    sess = profiling_session(onnx_path, threads)
-    feed = {sess.get_inputs()[0].name: x}
-
-    def run():
-        sess.run(None, feed)
-
-    def read(skip_runs: int):
-        keyed: dict = {}
-        by_op: dict = {}
-        for name, (op, key, durs) in ort_nodes(sess.end_profiling()).items():
-            if key is not None:
-                keyed.setdefault(key, []).append(durs[skip_runs:])
-            by_op[(op, key, name)] = durs[skip_runs:]
-        return keyed, by_op
-
-    return run, read
 
 
 def report(out: dict) -> None:

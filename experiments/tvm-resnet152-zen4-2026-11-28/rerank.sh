@@ -20,15 +20,8 @@ K=${K:-8}
 start_experiment "$HERE"
 kept=results/experiments/tvm-input-conv-2026-11-28/$M/tuning
 for caches in warm cold; do
-    dir=$WORK/kept-rerank-$caches
-    if [ ! -f "$HERE/runs/rerank-$caches.json" ]; then
-        rm -rf "$dir" && mkdir -p "$dir" && cp -r "$kept"/* "$dir"/
-        find "$dir" -type d -name reranked -prune -exec rm -rf {} +
-        step "$PY" -m edgebench.tune --model "$M" --trials 0 --rerank "$K" --runner-caches "$caches" \
-            --tuning-dir "$dir" --no-progress --summary "$HERE/runs/rerank-$caches.json" \
-            > "$WORK/rerank-$caches.log" 2>&1
-        grep -v 'Fast mode segfaults' "$WORK/rerank-$caches.log" > "$HERE/runs/rerank-$caches.log"
-    fi
+    [ -f "$HERE/runs/rerank-$caches.json" ] ||
+        rerank_copy "$M" "$kept" "$WORK/kept-rerank-$caches" "$caches" "$HERE/runs/rerank-$caches" "$K"
 done
 [ -f "$HERE/runs/kept-reranked.json" ] ||
     step "$PY" benchmarks/tvm_databases.py --model "$M" --tuning-dirs "$kept" \

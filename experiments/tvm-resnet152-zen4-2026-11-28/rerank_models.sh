@@ -23,14 +23,8 @@ for M in ${MODELS:-vgg16 mobilenetv2_100 swin_tiny_patch4_window7_224 efficientn
     [ -d "$kept" ] || { echo "$M: no kept database in $kept (../tvm-input-conv-2026-11-28/run.sh)"; continue; }
     mkdir -p "$HERE/runs/$M"
     for caches in warm cold; do
-        dir=$WORK/$M/kept-rerank-$caches
-        [ -f "$HERE/runs/$M/rerank-$caches.json" ] && continue
-        rm -rf "$dir" && mkdir -p "$dir" && cp -r "$kept"/* "$dir"/
-        find "$dir" -type d -name reranked -prune -exec rm -rf {} +
-        step "$PY" -m edgebench.tune --model "$M" --trials 0 --rerank "$K" --runner-caches "$caches" \
-            --tuning-dir "$dir" --no-progress --summary "$HERE/runs/$M/rerank-$caches.json" \
-            > "$WORK/$M-rerank-$caches.log" 2>&1
-        grep -v 'Fast mode segfaults' "$WORK/$M-rerank-$caches.log" > "$HERE/runs/$M/rerank-$caches.log"
+        [ -f "$HERE/runs/$M/rerank-$caches.json" ] || rerank_copy "$M" "$kept" \
+            "$WORK/$M/kept-rerank-$caches" "$caches" "$HERE/runs/$M/rerank-$caches" "$K"
     done
     [ -f "$HERE/runs/$M/kept-reranked.json" ] ||
         step "$PY" benchmarks/tvm_databases.py --model "$M" --tuning-dirs "$kept" \

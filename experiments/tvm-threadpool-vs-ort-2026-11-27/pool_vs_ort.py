@@ -100,6 +100,16 @@ def measure(args) -> None:
     pred.close()
 
 
+def measure_arm(script, arm: str, argv: list, env: dict) -> dict:
+    """``script measure --arm ARM *argv`` in a process of its own with ``env``: the JSON of
+    its last output line (exits with the arm's stderr where it failed)."""
+    proc = subprocess.run([sys.executable, str(script), "measure", "--arm", arm, *argv],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
+    if proc.returncode != 0:
+        raise SystemExit(f"{arm}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def compare(args) -> None:
     import numpy as np
 
@@ -118,14 +128,10 @@ def compare(args) -> None:
     for i, arm in enumerate(order):
         env = {k: v for k, v in os.environ.items() if k not in POOL_VARS}
         env.update(ARMS[arm][1])
-        proc = subprocess.run([sys.executable, __file__, "measure", "--arm", arm,
-                               "--model", args.model, "--tuning-dir", args.tuning_dir,
-                               "--cache", args.cache, "--calls", str(args.calls),
-                               "--seconds", str(args.seconds), "--input", args.input],
-                              capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
-        if proc.returncode != 0:
-            raise SystemExit(f"{arm}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
-        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        got = measure_arm(__file__, arm, ["--model", args.model, "--tuning-dir",
+                                          args.tuning_dir, "--cache", args.cache, "--calls",
+                                          str(args.calls), "--seconds", str(args.seconds),
+                                          "--input", args.input], env)
         runs.append({"arm": arm, "position": i, **got})
         print(f"  {i:2d} {arm:12s} p50 {got['p50_ms']:8.3f} ms  min {got['min_ms']:8.3f} ms  "
               f"({got['calls']} calls)", flush=True)
