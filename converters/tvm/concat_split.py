@@ -59,14 +59,13 @@ def rewrite(mod):
     from tvm import relax
 
     from .passes import _const_np
-    from .relax_rewrite import rewrite_calls, tidy
+    from .relax_rewrite import dense_conv2d, rewrite_calls, tidy
 
     def conv_over_parts(bb, call, parts):
-        attrs = call.attrs
-        if (attrs["data_layout"] != "NCHW" or attrs["kernel_layout"] != "OIHW"
-                or int(attrs["groups"]) != 1
+        if (not dense_conv2d(call, "NCHW", out_layout=False)
                 or not isinstance(call.args[1], tvm.ir.expr.Constant)):
             return None
+        attrs = call.attrs
         weight = _const_np(call.args[1])
         if sum(width for _, width in parts) != weight.shape[1]:
             return None

@@ -73,15 +73,12 @@ def _input_transposed(value_of, arg):
 def rewrite(mod):
     """``mod`` (NHWC Relax, after ConvertLayout) with each conv that reads a transpose of the
     function's input reading the input itself (see the module's docstring)."""
-    from .relax_rewrite import rewrite_calls, tidy
+    from .relax_rewrite import dense_conv2d, rewrite_calls, tidy
 
     def rule(bb, call, value_of):
-        if getattr(call.op, "name", None) != "relax.nn.conv2d":
+        if not dense_conv2d(call, "NHWC"):
             return None
         attrs = call.attrs
-        if (attrs["data_layout"] != "NHWC" or attrs["kernel_layout"] != "OHWI"
-                or attrs["out_layout"] != "NHWC" or int(attrs["groups"]) != 1):
-            return None
         x = _input_transposed(value_of, call.args[0])
         if x is None:
             return None

@@ -68,7 +68,7 @@ def rewrite(mod, target):
     import numpy as np
     from tvm import relax
 
-    from .relax_rewrite import rewrite_calls, tidy
+    from .relax_rewrite import dense_conv2d, rewrite_calls, tidy
 
     lanes = float_lanes(target)
     if not lanes:
@@ -79,13 +79,9 @@ def rewrite(mod, target):
                                                                            relax.Var):
             return None
         conv = value_of(call.args[0])
-        if not isinstance(conv, relax.Call) or getattr(conv.op, "name", None) != \
-                "relax.nn.conv2d":
+        if not isinstance(conv, relax.Call) or not dense_conv2d(conv, "NCHW"):
             return None
         attrs = conv.attrs
-        if (attrs["data_layout"] != "NCHW" or attrs["kernel_layout"] != "OIHW"
-                or attrs["out_layout"] != "NCHW" or int(attrs["groups"]) != 1):
-            return None
         weight = _const_value(value_of, conv.args[1])
         bias = _const_value(value_of, call.args[1])
         if weight is None or bias is None or weight.dtype != np.float32:

@@ -1,5 +1,5 @@
-"""One helper for the pipeline's call-by-call Relax rewrites (fast_math, clip_as_min_max,
-concat_split)."""
+"""Helpers for the pipeline's call-by-call Relax rewrites (fast_math, clip_as_min_max,
+concat_split, pad_channels, input_transpose, winograd)."""
 from __future__ import annotations
 
 from typing import Callable
@@ -32,6 +32,23 @@ def rewrite_calls(mod, rule: Callable, lookup: bool = False):
         if isinstance(func, relax.Function):
             m.builder_.update_func(gv, m.visit_expr(func))
     return m.builder_.get()
+
+
+# the kernel layout that goes with each data layout the rewrites take
+_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "OHWI"}
+
+
+def dense_conv2d(call, layout: str, out_layout: bool = True) -> bool:
+    """Whether ``call`` is a Relax conv2d of one group (not grouped or depthwise) on
+    ``layout`` data (NCHW or NHWC) with its kernel in the matching layout (OIHW, OHWI) and,
+    unless ``out_layout`` is False, its output in ``layout`` too: the convs whose weight the
+    layout rewrites may slice, pad or reorder."""
+    if getattr(call.op, "name", None) != "relax.nn.conv2d":
+        return False
+    a = call.attrs
+    return (a["data_layout"] == layout and a["kernel_layout"] == _KERNEL_LAYOUT[layout]
+            and (not out_layout or str(a["out_layout"]) == layout)
+            and int(a["groups"]) == 1)
 
 
 def tidy(mod):

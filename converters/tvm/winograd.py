@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .relax_rewrite import dense_conv2d
+
 TILE = 4             # m of F(m x m, 3 x 3)
 MIN_CHANNELS = 16
 CHOICES = ("direct", "winograd")    # --conv2d / TuneConfig.conv2d / tvm_conv2d
@@ -131,12 +133,10 @@ def eligible(call, min_output: int = 0) -> int | None:
     the call's attributes and types are read: the weight's value is fetched (a numpy copy)
     for the convs that pass. ``min_output``: take only convs whose output is at least that
     many pixels in height and width (0: any)."""
-    if getattr(call.op, "name", None) != "relax.nn.conv2d":
+    if not dense_conv2d(call, "NHWC"):
         return None
     a = call.attrs
-    if (a["data_layout"] != "NHWC" or a["kernel_layout"] != "OHWI"
-            or str(a["out_layout"]) != "NHWC" or int(a["groups"]) != 1
-            or [int(v) for v in a["strides"]] != [1, 1]
+    if ([int(v) for v in a["strides"]] != [1, 1]
             or [int(v) for v in a["dilation"]] != [1, 1]):
         return None
     pad = {int(v) for v in a["padding"]}
