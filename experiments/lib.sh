@@ -25,6 +25,12 @@
 #                        out) and re-ranked with no new trials (edgebench.tune --trials 0
 #                        --rerank K, default 8, --runner-caches CACHES); its summary and log go
 #                        to OUT.json and OUT.log
+# kernels_then_ort MODEL TUNING_DIR WORK RUNS LABEL
+#                        every kernel of MODEL's TVM build beside ORT's node and both walls,
+#                        in one process (../tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py;
+#                        RUNS/kernels-LABEL.*, kept on a rerun), then the build against ORT in
+#                        processes of their own, alternated, REPS runs each (default 4;
+#                        RUNS/vs-ort-LABEL.*)
 # tune_best_db MODEL WORK DEST
 #                        complete MODEL's best database to 512 trials with those flags (a
 #                        no-op where they are there); its summary and log go to WORK and are
@@ -117,6 +123,17 @@ rerank_copy() {
     local rc=$?
     grep -v 'Fast mode segfaults' "$dir.log" > "$out.log"
     return "$rc"
+}
+
+kernels_then_ort() {
+    local m=$1 db=$2 work=$3 runs=$4 label=$5
+    [ -f "$runs/kernels-$label.json" ] ||
+        step "${PY:-.venv/bin/python}" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py \
+            --model "$m" --tuning-dir "$db" --json "$runs/kernels-$label.json" \
+            2> "$work/kernels-$label.log" | tee "$runs/kernels-$label.txt"
+    step "${PY:-.venv/bin/python}" experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py \
+        compare --model "$m" --tuning-dir "$db" --arms ort,tvm --reps "${REPS:-4}" \
+        --json "$runs/vs-ort-$label.json" 2>&1 | tee "$runs/vs-ort-$label.txt"
 }
 
 tvm_against_ort() {

@@ -30,11 +30,4 @@ start_experiment "$HERE"
     step "$PY" benchmarks/tvm_databases.py --model "$M" --tuning-dirs "$WORK/measured-cold" \
         "$WORK/measured-cold-1024" --json "$HERE/runs/networks-1024.json" 2>&1 \
         | grep -v 'Fast mode segfaults' | tee "$HERE/runs/networks-1024.txt"
-[ -f "$HERE/runs/kernels-measured-cold-1024.json" ] ||
-    step "$PY" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py --model "$M" \
-        --tuning-dir "$WORK/measured-cold-1024" --json "$HERE/runs/kernels-measured-cold-1024.json" \
-        2> "$WORK/kernels-measured-cold-1024.log" | tee "$HERE/runs/kernels-measured-cold-1024.txt"
-step "$PY" experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py compare --model "$M" \
-    --tuning-dir "$WORK/measured-cold-1024" --arms ort,tvm --reps "${REPS:-4}" \
-    --json "$HERE/runs/vs-ort-measured-cold-1024.json" 2>&1 \
-    | tee "$HERE/runs/vs-ort-measured-cold-1024.txt"
+kernels_then_ort "$M" "$WORK/measured-cold-1024" "$WORK" "$HERE/runs" measured-cold-1024

@@ -40,13 +40,7 @@ done
     step "$PY" benchmarks/tvm_databases.py --model "$M" --tuning-dirs "$PREV/kept-rerank-cold" \
         "$PREV/cold" "$WORK/measured-cold" --json "$HERE/runs/networks.json" 2>&1 \
         | grep -v 'Fast mode segfaults' | tee "$HERE/runs/networks.txt"
-[ -f "$HERE/runs/kernels-measured-cold.json" ] ||
-    step "$PY" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py --model "$M" \
-        --tuning-dir "$WORK/measured-cold" --json "$HERE/runs/kernels-measured-cold.json" \
-        2> "$WORK/kernels-measured-cold.log" | tee "$HERE/runs/kernels-measured-cold.txt"
-step "$PY" experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py compare --model "$M" \
-    --tuning-dir "$WORK/measured-cold" --arms ort,tvm --reps "${REPS:-4}" \
-    --json "$HERE/runs/vs-ort-measured-cold.json" 2>&1 | tee "$HERE/runs/vs-ort-measured-cold.txt"
+kernels_then_ort "$M" "$WORK/measured-cold" "$WORK" "$HERE/runs" measured-cold
 step "$PY" -m edgebench.full --models "$M" --variants tvm onnxruntime --tasks parity \
     --tuning-dir "$WORK/measured-cold" --out "$WORK/parity" --resume > "$WORK/parity.log" 2>&1
 cp "$WORK/parity/results.jsonl" "$HERE/runs/parity-measured-cold.jsonl"
