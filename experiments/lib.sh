@@ -25,6 +25,10 @@
 #                        out) and re-ranked with no new trials (edgebench.tune --trials 0
 #                        --rerank K, default 8, --runner-caches CACHES); its summary and log go
 #                        to OUT.json and OUT.log
+# networks_in_one_process MODEL OUT TUNING_DIR...
+#                        the networks built from each tuning dir's database, interleaved in
+#                        one process (benchmarks/tvm_databases.py): OUT.json and OUT.txt, kept
+#                        on a rerun
 # kernels_then_ort MODEL TUNING_DIR WORK RUNS LABEL
 #                        every kernel of MODEL's TVM build beside ORT's node and both walls,
 #                        in one process (../tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py;
@@ -123,6 +127,14 @@ rerank_copy() {
     local rc=$?
     grep -v 'Fast mode segfaults' "$dir.log" > "$out.log"
     return "$rc"
+}
+
+networks_in_one_process() {
+    local m=$1 out=$2
+    shift 2
+    [ -f "$out.json" ] && return 0
+    step "${PY:-.venv/bin/python}" benchmarks/tvm_databases.py --model "$m" --tuning-dirs "$@" \
+        --json "$out.json" 2>&1 | grep -v 'Fast mode segfaults' | tee "$out.txt"
 }
 
 kernels_then_ort() {

@@ -26,8 +26,6 @@ start_experiment "$HERE"
     grep -v 'Fast mode segfaults' "$WORK/tune-measured-cold-1024.log" \
         > "$HERE/runs/tune-measured-cold-1024.log"
 }
-[ -f "$HERE/runs/networks-1024.json" ] ||
-    step "$PY" benchmarks/tvm_databases.py --model "$M" --tuning-dirs "$WORK/measured-cold" \
-        "$WORK/measured-cold-1024" --json "$HERE/runs/networks-1024.json" 2>&1 \
-        | grep -v 'Fast mode segfaults' | tee "$HERE/runs/networks-1024.txt"
+networks_in_one_process "$M" "$HERE/runs/networks-1024" "$WORK/measured-cold" \
+    "$WORK/measured-cold-1024"
 kernels_then_ort "$M" "$WORK/measured-cold-1024" "$WORK" "$HERE/runs" measured-cold-1024

@@ -36,10 +36,8 @@ done
         --summary "$HERE/runs/tune-measured-cold.json" > "$WORK/tune-measured-cold.log" 2>&1
     grep -v 'Fast mode segfaults' "$WORK/tune-measured-cold.log" > "$HERE/runs/tune-measured-cold.log"
 }
-[ -f "$HERE/runs/networks.json" ] ||
-    step "$PY" benchmarks/tvm_databases.py --model "$M" --tuning-dirs "$PREV/kept-rerank-cold" \
-        "$PREV/cold" "$WORK/measured-cold" --json "$HERE/runs/networks.json" 2>&1 \
-        | grep -v 'Fast mode segfaults' | tee "$HERE/runs/networks.txt"
+networks_in_one_process "$M" "$HERE/runs/networks" "$PREV/kept-rerank-cold" "$PREV/cold" \
+    "$WORK/measured-cold"
 kernels_then_ort "$M" "$WORK/measured-cold" "$WORK" "$HERE/runs" measured-cold
 step "$PY" -m edgebench.full --models "$M" --variants tvm onnxruntime --tasks parity \
     --tuning-dir "$WORK/measured-cold" --out "$WORK/parity" --resume > "$WORK/parity.log" 2>&1

@@ -35,8 +35,6 @@ done
     grep -v 'Fast mode segfaults' "$WORK/tune-measured-cold-transfer.log" \
         > "$HERE/runs/tune-measured-cold-transfer.log"
 }
-[ -f "$HERE/runs/networks-transfer.json" ] ||
-    step "$PY" benchmarks/tvm_databases.py --model "$M" --tuning-dirs "$WORK/measured-cold" \
-        "$WORK/measured-cold-transfer" --json "$HERE/runs/networks-transfer.json" 2>&1 \
-        | grep -v 'Fast mode segfaults' | tee "$HERE/runs/networks-transfer.txt"
+networks_in_one_process "$M" "$HERE/runs/networks-transfer" "$WORK/measured-cold" \
+    "$WORK/measured-cold-transfer"
 kernels_then_ort "$M" "$WORK/measured-cold-transfer" "$WORK" "$HERE/runs" measured-cold-transfer
