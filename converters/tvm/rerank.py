@@ -41,11 +41,12 @@ def rerank(db_dir, target, tasks, cfg, top_k: int = 4, runs: int = 3,
     db = ms.database.JSONDatabase(work_dir=str(db_dir), allow_missing=False)
     # As asked (--runner-caches: a warm database's top records re-measured cold picks the
     # one fastest as the network runs it; the re-ranked database holds one record per task,
-    # so nothing mixes), else as the database's records were measured.
+    # so nothing mixes, and the database is not consulted), else as the database's records
+    # were measured; caches_for keeps GPUs warm either way.
     from . import targets
 
-    caches = ("warm" if targets.is_gpu(target) else
-              cfg.runner_caches or tuner_runner.caches_for(target, db_dir))
+    caches = tuner_runner.caches_for(target, None if cfg.runner_caches else db_dir,
+                                     cfg.runner_caches)
     cfg = dataclasses.replace(cfg, runner_caches=caches)
     # The runner's processes inherit TVM_NUM_THREADS. Without it TVM takes half the vCPUs:
     # `--trials 0 --rerank` (no tuning session first to set it) re-measured ResNet-152's
