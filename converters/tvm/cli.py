@@ -116,8 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "then caps by each task's share of the measured time; see below")
     p.add_argument("--runner-caches", choices=runner.RUNNER_CACHES, default=None,
                    help="how candidates find their weights when measured: warm (in the "
-                        "caches from the calls before, MetaSchedule's way) or cold (flushed "
-                        "before every call, as a network's kernel finds them); default: the "
+                        "caches from the calls before, MetaSchedule's way), cold (flushed "
+                        "before every call, as a network's kernel finds them) or streamed "
+                        "(every call on its own copy of the weights, the copies spanning "
+                        "twice the last-level cache; local runner only); default: the "
                         "database's, warm for a new one; see below")
     p.add_argument("--builder-pool", choices=runner.BUILDER_POOLS, default="kept",
                    help="the candidate builder's worker processes: kept (default), one pool "

@@ -129,7 +129,13 @@ the runner's caches (--runner-caches; default: the database's, warm for a new on
   cold re-measures a warm database's K best records cold, with no new trials. The six study
   models' databases re-ranked that way ran 0.974-1.031x their warm re-ranks (ResNet-152 and
   MobileNetV2 faster, Swin-T and SqueezeNet 1.1 slower), so warm stays the default
-  (docs/tvm.md, "Cold weights in the tuner's runner").
+  (docs/tvm.md, "Cold weights in the tuner's runner"). streamed gives every measured call
+  its own copy of every argument but the data, enough copies to span twice the last-level
+  cache (at most 64), and times each call: the weights come from memory as in a network,
+  with the prefetchers and address translations as a network leaves them, which a flush
+  does not reproduce. ResNet-152's four heaviest kernels on the Zen 4 ran within 2 % of
+  their network time streamed, 1-5 % faster than it cold (docs/tvm.md, "Streamed weights").
+  It needs the local runner (no --rpc-tracker).
 
 remote measurement:
   --rpc-tracker HOST:PORT --rpc-key KEY builds candidates here and measures them on the
