@@ -17,6 +17,9 @@ instrumented on TVM's side:
         ``--inferences`` calls each per round: their medians and fastest calls.
 
 Rounds alternate the order of the arms (ABBA). Both sides get one thread per physical core.
+With ``--ceilings`` every round also measures the machine's FMA and SGEMM ceilings
+(``../tvm-resnet152-roofline-2026-11-28/ceilings.py``) and every row gets its MFLOP and
+GFLOP/s, so each side's speed reads as a share of what the cores can do.
 
     .venv/bin/python experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py \\
         --model resnet152 --tuning-dir results/experiments/tvm-input-conv-2026-11-28/resnet152/tuning \\
@@ -46,6 +49,10 @@ def main() -> int:
                    help="network calls per arm and round (walls, and the instrumented one)")
     p.add_argument("--cold-repeat", type=int, default=10, help="cold calls per kernel and round")
     p.add_argument("--cache-dir", default="results/cache", help="where the ONNX export goes")
+    p.add_argument("--ceilings", metavar="DIR",
+                   help="also measure the machine's FMA and SGEMM ceilings in every round "
+                   "(../tvm-resnet152-roofline-2026-11-28/ceilings.py; the FMA loop is built "
+                   "in DIR) and give every kernel's GFLOP/s")
     p.add_argument("--json")
     args = p.parse_args()
 
@@ -91,6 +98,15 @@ def main() -> int:
     print(f"[kernels] {len(kernels)} of {len(tasks)} tasks built alone", file=sys.stderr,
           flush=True)
 
+    ceiling: dict = {}      # "fma"/"gemm" -> GFLOP/s samples, with --ceilings
+    if args.ceilings:
+        sys.path.insert(0, str(REPO / "experiments" / "tvm-resnet152-roofline-2026-11-28"))
+        from ceilings import GemmProbe, build_fma_peak, fma_gflops
+
+        fma_exe = build_fma_peak(Path(args.ceilings))
+        gemm = GemmProbe(GEMM_N, threads)
+        ceiling = {"gemm": []} if fma_exe is None else {"fma": [], "gemm": []}
+
     onnx_path = str(export_onnx(m.spec, Path(args.cache_dir)).path)
     x = aligned_empty((1, *m.spec.input_size), np.float32)
     x[...] = np.random.RandomState(0).standard_normal(x.shape)
@@ -128,6 +144,8 @@ def main() -> int:
         fn(tx)
         plain.run(None, feed)
     arms = ["warm", "ort-profiled", "tvm-wall", "cold", "network", "ort-wall"]
+    if ceiling:
+        arms += ["ceilings"]
     for r in range(args.rounds):
         order = kernels if r % 2 == 0 else kernels[::-1]
         for arm in (arms if r % 2 == 0 else arms[::-1]):
@@ -135,6 +153,10 @@ def main() -> int:
                 alone(arm, order)
             elif arm == "network":
                 network()
+            elif arm == "ceilings":
+                if "fma" in ceiling:
+                    ceiling["fma"].append(fma_gflops(fma_exe, threads))
+                ceiling["gemm"] += gemm.gflops()
             elif arm == "ort-profiled":
                 for _ in range(args.ort_runs):
                     ort_run()
@@ -154,6 +176,7 @@ def main() -> int:
             ort_us += silu_us
             matched_keys.add(key)
         row = {"task": t.task_name, "kernel": k["name"], "calls": int(t.weight),
+               "mflop": round(task_flops(t) / 1e6, 3),
                "shape_key": list(key) if key else None, "ort_nodes": len(nodes),
                "ort_us": round(ort_us, 1) if ort_us else None,
                "ort_fused_activation": silu or None}
@@ -195,10 +218,60 @@ def main() -> int:
                                               sorted(unmatched.items(), key=lambda kv: -kv[1])},
                           "all": round(ort_matched_ms + sum(unmatched.values()), 3)},
            "kernels": sorted(rows, key=lambda r: -r["calls"] * (r["network_us"] or 0))}
+    if ceiling:
+        out["roofline"] = roofline(out, rows, ceiling)
     report(out)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+GEMM_N = 512    # fits the caches: MLAS's best case on the Zen 4 (1024: 0.89x, 2048: 0.84x)
+
+
+def task_flops(task) -> float:
+    """Floating-point operations of one call of a task's kernel (a multiply-add counts 2)."""
+    from tvm.s_tir.analysis import estimate_tir_flops
+
+    try:
+        return max(0.0, float(estimate_tir_flops(task.dispatched[0])))
+    except Exception:  # noqa: BLE001 - an op the estimator cannot count (gather, ...)
+        return 0.0
+
+
+def roofline(out: dict, rows: list, ceiling: dict) -> dict:
+    """GFLOP/s of each side beside the machine's ceilings: the network's flops over its wall,
+    and the matched kernels' flops over their time."""
+    import numpy as np
+
+    flops = sum(r["calls"] * r["mflop"] for r in rows) * 1e6
+    matched = [r for r in rows if r["ort_us"]]
+    mflops = sum(r["calls"] * r["mflop"] for r in matched) * 1e6
+
+    def rate(ms):
+        return round(flops / (ms / 1e3) / 1e9, 1)
+
+    def matched_rate(key):
+        s = sum(r["calls"] * r[key] for r in matched) / 1e6
+        return round(mflops / s / 1e9, 1) if s else None
+
+    ceil = {k: {"p50": round(float(np.median(v)), 1), "max": round(float(np.max(v)), 1),
+                "min": round(float(np.min(v)), 1), "n": len(v)} for k, v in ceiling.items()}
+    for r in rows:
+        for key, us in (("tvm_network", r["network_us"]), ("ort", r["ort_us"])):
+            r[f"{key}_gflops"] = round(r["mflop"] / us * 1e3, 1) if us and r["mflop"] else None
+    return {
+        "gflop_per_inference": round(flops / 1e9, 3),
+        "ceilings_gflops": ceil,
+        "wall_gflops": {"tvm_p50": rate(out["walls"]["tvm"]["p50_ms"]),
+                        "ort_p50": rate(out["walls"]["ort"]["p50_ms"]),
+                        "tvm_min": rate(out["walls"]["tvm"]["min_ms"]),
+                        "ort_min": rate(out["walls"]["ort"]["min_ms"])},
+        "matched_kernels_gflops": {"tvm_warm": matched_rate("warm_us"),
+                                   "tvm_cold": matched_rate("cold_us"),
+                                   "tvm_network": matched_rate("network_us"),
+                                   "ort": matched_rate("ort_us")},
+    }
 
 
 def report(out: dict) -> None:
@@ -223,6 +296,23 @@ def report(out: dict) -> None:
               f"{net:7.1f} {ort} {ratio('warm')} {ratio('cold')} {ratio('network')}"
               f"  {r['calls'] * net / 1e3:6.2f}  "
               f"{r['ort_nodes'] * r['ort_us'] / 1e3 if r['ort_us'] else 0:6.2f}")
+    if "roofline" in out:
+        rf = out["roofline"]
+        c = rf["ceilings_gflops"]
+        print(f"{rf['gflop_per_inference']} GFLOP an inference; ceilings (GFLOP/s, median of "
+              "the rounds): " + ", ".join(f"{k} {v['p50']} ({v['min']}-{v['max']})"
+                                          for k, v in c.items()))
+        top = c.get("fma", c["gemm"])["p50"]
+        print("walls, GFLOP/s (share of the top ceiling): " + ", ".join(
+            f"{k} {v} ({v / top:.3f})" for k, v in rf["wall_gflops"].items()))
+        print("matched kernels, GFLOP/s: " + ", ".join(
+            f"{k} {v} ({v / top:.3f})" for k, v in rf["matched_kernels_gflops"].items() if v))
+        print(f"{'task':40s} calls  MFLOP   TVM net GFLOP/s   ORT GFLOP/s")
+        for r in out["kernels"]:
+            if r["mflop"] and r["calls"] * (r["network_us"] or 0) >= 500:   # 0.5 ms+ a call
+                ort = f"{r['ort_gflops']:13.1f}" if r["ort_gflops"] else f"{'':13s}"
+                print(f"{r['task'][:40]:40s} {r['calls']:5d} {r['mflop']:7.1f} "
+                      f"{r['tvm_network_gflops'] or 0:17.1f} {ort}")
 
 
 if __name__ == "__main__":
