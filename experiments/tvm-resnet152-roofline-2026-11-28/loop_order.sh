@@ -3,7 +3,9 @@
 # channel blocks moved out of the parallel loop's innermost place (loop_order.py: channel split
 # [16,1,1] and [4,4,1] in place of [1,16,1]), each in a copy of the database. Then the three
 # networks interleaved in one process (benchmarks/tvm_databases.py) and kernels_vs_ort.py
-# --ceilings on the channel-outer copy. The copies are for measurement only. About 10 minutes.
+# --ceilings on the channel-outer copy. Then the same with every task's best record moved
+# that way (loop_order.py --all: channel split [a, b, c] -> [a*b, 1, c]) beside the tuned
+# database and the one-record copy. The copies are for measurement only. About 20 minutes.
 #
 #   bash experiments/tvm-resnet152-roofline-2026-11-28/loop_order.sh
 set -uo pipefail
@@ -30,3 +32,14 @@ networks_in_one_process "$M" "$HERE/runs/networks-loop-order" "$WORK/measured-st
         --json "$HERE/runs/kernels-measured-streamed-ff-outer.json" \
         2> "$WORK/kernels-measured-streamed-ff-outer.log" \
         | tee "$HERE/runs/kernels-measured-streamed-ff-outer.txt"
+step "$PY" "$HERE/loop_order.py" --tuning-dir "$WORK/measured-streamed" \
+    --out "$WORK/measured-streamed-ff-outer-all" --all 2>&1 | grep -v 'Fast mode segfaults' \
+    | tee "$HERE/runs/loop-order-all.txt"
+networks_in_one_process "$M" "$HERE/runs/networks-loop-order-all" "$WORK/measured-streamed" \
+    "$WORK/measured-streamed-ff-outer" "$WORK/measured-streamed-ff-outer-all"
+[ -f "$HERE/runs/kernels-measured-streamed-ff-outer-all.json" ] ||
+    step "$PY" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py --model "$M" \
+        --tuning-dir "$WORK/measured-streamed-ff-outer-all" --ceilings "$WORK/bin" \
+        --json "$HERE/runs/kernels-measured-streamed-ff-outer-all.json" \
+        2> "$WORK/kernels-measured-streamed-ff-outer-all.log" \
+        | tee "$HERE/runs/kernels-measured-streamed-ff-outer-all.txt"
