@@ -29,6 +29,11 @@
 #                        the networks built from each tuning dir's database, interleaved in
 #                        one process (benchmarks/tvm_databases.py): OUT.json and OUT.txt, kept
 #                        on a rerun
+# kernels_beside_ort MODEL TUNING_DIR WORK RUNS LABEL [ARGS...]
+#                        every kernel of MODEL's TVM build beside ORT's node and both walls,
+#                        in one process (../tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py,
+#                        with ARGS, e.g. --ceilings DIR): RUNS/kernels-LABEL.*, kept on a
+#                        rerun; its log in WORK
 # kernels_then_ort MODEL TUNING_DIR WORK RUNS LABEL
 #                        every kernel of MODEL's TVM build beside ORT's node and both walls,
 #                        in one process (../tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py;
@@ -137,12 +142,18 @@ networks_in_one_process() {
         --json "$out.json" 2>&1 | grep -v 'Fast mode segfaults' | tee "$out.txt"
 }
 
+kernels_beside_ort() {
+    local m=$1 db=$2 work=$3 runs=$4 label=$5
+    shift 5
+    [ -f "$runs/kernels-$label.json" ] && return 0
+    step "${PY:-.venv/bin/python}" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py \
+        --model "$m" --tuning-dir "$db" --json "$runs/kernels-$label.json" "$@" \
+        2> "$work/kernels-$label.log" | tee "$runs/kernels-$label.txt"
+}
+
 kernels_then_ort() {
     local m=$1 db=$2 work=$3 runs=$4 label=$5
-    [ -f "$runs/kernels-$label.json" ] ||
-        step "${PY:-.venv/bin/python}" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py \
-            --model "$m" --tuning-dir "$db" --json "$runs/kernels-$label.json" \
-            2> "$work/kernels-$label.log" | tee "$runs/kernels-$label.txt"
+    kernels_beside_ort "$m" "$db" "$work" "$runs" "$label"
     step "${PY:-.venv/bin/python}" experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py \
         compare --model "$m" --tuning-dir "$db" --arms ort,tvm --reps "${REPS:-4}" \
         --json "$runs/vs-ort-$label.json" 2>&1 | tee "$runs/vs-ort-$label.txt"

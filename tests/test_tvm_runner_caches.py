@@ -111,11 +111,17 @@ def test_the_streamed_runner_times_each_call_on_its_own_copy_of_the_weights(tmp_
     cfg = runner.evaluator_config(TuneConfig(runner_caches="streamed"))
     assert (cfg.number, cfg.repeat, cfg.min_repeat_ms) == (1, runner.COLD_REPEAT, 0)
     assert cfg.enable_cpu_cache_flush is False
+    untouched = sets[runner.COLD_REPEAT][2].numpy().copy()
     costs = runner.run_streamed(rt_mod, tvm.cpu(), cfg, sets)
     assert len(costs) == runner.COLD_REPEAT and all(0 < c < 1 for c in costs), costs
-    # the calls computed: each output is its own set's conv of the shared data
-    ref = _conv_nhwc(sets[0][0].numpy(), sets[0][1].numpy())
-    np.testing.assert_allclose(sets[0][2].numpy(), ref, rtol=1e-4, atol=1e-4)
+    # the calls went to the sets in allocation order, one each, after the untimed one on the
+    # last set: those outputs are their own set's conv of the shared data, the next set's
+    # output is as it was allocated
+    data = sets[0][0].numpy()
+    for s in [*sets[:runner.COLD_REPEAT], sets[-1]]:
+        np.testing.assert_allclose(s[2].numpy(), _conv_nhwc(data, s[1].numpy()),
+                                   rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(sets[runner.COLD_REPEAT][2].numpy(), untouched)
 
 
 def _conv_nhwc(x, w):

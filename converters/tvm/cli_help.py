@@ -133,8 +133,9 @@ the runner's caches (--runner-caches; default: the database's, warm for a new on
   its own copy of every argument but the data, enough copies to span twice the last-level
   cache (at most 64), and times each call: the weights come from memory as in a network,
   with the prefetchers and address translations as a network leaves them, which a flush
-  does not reproduce. ResNet-152's four heaviest kernels on the Zen 4 ran within 2 % of
-  their network time streamed, 1-5 % faster than it cold (docs/tvm.md, "Streamed weights").
+  does not reproduce. ResNet-152's four heaviest kernels on the Zen 4, in two runs: within
+  2.5 % of their network time streamed in 7 of 8 pairs, 1.6-4.1 % under it cold (14 % once;
+  docs/tvm.md, "Streamed weights").
   It needs the local runner (no --rpc-tracker).
 
 remote measurement:

@@ -3,6 +3,8 @@ processes) and runner (local worker processes, or the device registered with a T
 tracker under a key). ``cfg`` is a ``tuning.TuneConfig``."""
 from __future__ import annotations
 
+import functools
+
 from edgebench.util import first_line, physical_cores
 
 from .errors import RpcError
@@ -125,8 +127,8 @@ class KeptPoolBuilder:
 # does not reproduce). ResNet-152's kernels on the Zen 4 summed 1.07x their warm time cold and
 # 1.08x in the network (experiments/tvm-resnet152-zen4-2026-11-28/); cold re-ranks ran six
 # networks 0.974-1.031x their warm ones, so warm stays the default. Its four heaviest kernels
-# ran 1.02-1.05x their cold time streamed, within 2 % of their time in the network
-# (experiments/tvm-resnet152-roofline-2026-11-28/).
+# ran 1.02-1.05x their cold time streamed, within 2.5 % of their network time in 7 of 8 pairs
+# (experiments/tvm-resnet152-roofline-2026-11-28/, two runs).
 RUNNER_CACHES = ("warm", "cold", "streamed")
 COLD_REPEAT = 8          # cold or streamed calls per measurement, each timed on its own
 STREAM_SPAN = 2          # streamed copies span this many last-level caches ...
@@ -134,8 +136,10 @@ STREAM_MAX_COPIES = 64   # ... up to this many copies (a kernel with small weigh
 LLC_FALLBACK_BYTES = 32 << 20
 
 
+@functools.lru_cache(maxsize=1)
 def last_level_cache_bytes() -> int:
-    """The largest CPU cache's size (Linux sysfs), else 32 MiB."""
+    """The largest CPU cache's size (Linux sysfs), else 32 MiB; read once per process (the
+    streamed runner allocates for every candidate)."""
     from pathlib import Path
 
     best = 0

@@ -27,16 +27,18 @@ def task_shares(tasks) -> list[float]:
     """Each task's share of the network's arithmetic: calls (the task's weight) x the TIR
     function's floating-point operations (``estimate_tir_flops``), normalised to sum to 1.
     Tasks with no arithmetic (transposes) get 0. Uniform when nothing can be counted."""
+    return _normalised([float(task.weight) * task_flops(task) for task in tasks])
+
+
+def task_flops(task) -> float:
+    """Floating-point operations of one call of a task's kernel (``estimate_tir_flops``: a
+    multiply-add counts 2); 0 for a function the estimator cannot walk."""
     from tvm.s_tir.analysis import estimate_tir_flops
 
-    work = []
-    for task in tasks:
-        try:
-            flops = max(0.0, float(estimate_tir_flops(task.dispatched[0])))
-        except Exception:  # noqa: BLE001 - a function the estimator cannot walk
-            flops = 0.0
-        work.append(float(task.weight) * flops)
-    return _normalised(work)
+    try:
+        return max(0.0, float(estimate_tir_flops(task.dispatched[0])))
+    except Exception:  # noqa: BLE001 - a function the estimator cannot walk
+        return 0.0
 
 
 def batch_sizes(shares: list[float], per_iter: int, smallest: int = SMALLEST_BATCH) -> list[int]:

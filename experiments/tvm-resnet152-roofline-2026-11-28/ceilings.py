@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,7 +25,8 @@ def build_fma_peak(out_dir: Path) -> Path | None:
     """Compile ``fma_peak.c`` for this CPU; None (and why, on stderr) without a C compiler."""
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
-        print("[ceilings] no C compiler: the fma ceiling is left out", flush=True)
+        print("[ceilings] no C compiler: the fma ceiling is left out", file=sys.stderr,
+              flush=True)
         return None
     out_dir.mkdir(parents=True, exist_ok=True)
     exe = out_dir / "fma_peak"

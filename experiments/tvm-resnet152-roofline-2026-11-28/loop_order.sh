@@ -26,20 +26,10 @@ for pair in "ff-outer:16,1,1" "ff-4x4:4,4,1"; do
 done
 networks_in_one_process "$M" "$HERE/runs/networks-loop-order" "$WORK/measured-streamed" \
     "$WORK/measured-streamed-ff-outer" "$WORK/measured-streamed-ff-4x4"
-[ -f "$HERE/runs/kernels-measured-streamed-ff-outer.json" ] ||
-    step "$PY" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py --model "$M" \
-        --tuning-dir "$WORK/measured-streamed-ff-outer" --ceilings "$WORK/bin" \
-        --json "$HERE/runs/kernels-measured-streamed-ff-outer.json" \
-        2> "$WORK/kernels-measured-streamed-ff-outer.log" \
-        | tee "$HERE/runs/kernels-measured-streamed-ff-outer.txt"
+kernels_beside_ort "$M" "$WORK/measured-streamed-ff-outer" "$WORK" "$HERE/runs" measured-streamed-ff-outer --ceilings "$WORK/bin"
 step "$PY" "$HERE/loop_order.py" --tuning-dir "$WORK/measured-streamed" \
     --out "$WORK/measured-streamed-ff-outer-all" --all 2>&1 | grep -v 'Fast mode segfaults' \
     | tee "$HERE/runs/loop-order-all.txt"
 networks_in_one_process "$M" "$HERE/runs/networks-loop-order-all" "$WORK/measured-streamed" \
     "$WORK/measured-streamed-ff-outer" "$WORK/measured-streamed-ff-outer-all"
-[ -f "$HERE/runs/kernels-measured-streamed-ff-outer-all.json" ] ||
-    step "$PY" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py --model "$M" \
-        --tuning-dir "$WORK/measured-streamed-ff-outer-all" --ceilings "$WORK/bin" \
-        --json "$HERE/runs/kernels-measured-streamed-ff-outer-all.json" \
-        2> "$WORK/kernels-measured-streamed-ff-outer-all.log" \
-        | tee "$HERE/runs/kernels-measured-streamed-ff-outer-all.txt"
+kernels_beside_ort "$M" "$WORK/measured-streamed-ff-outer-all" "$WORK" "$HERE/runs" measured-streamed-ff-outer-all --ceilings "$WORK/bin"

@@ -30,10 +30,7 @@ for pair in "kept-rerank-cold:$ZEN4/kept-rerank-cold" "share-cold:$ZEN4/cold" \
         "measured-cold-1024:$SMALL/measured-cold-1024"; do
     label=${pair%%:*} db=${pair#*:}
     [ -d "$db" ] || { echo "[$label] no database in $db: left out"; continue; }
-    [ -f "$HERE/runs/kernels-$label.json" ] && continue
-    step "$PY" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py --model "$M" \
-        --tuning-dir "$db" --ceilings "$WORK/bin" --json "$HERE/runs/kernels-$label.json" \
-        2> "$WORK/kernels-$label.log" | tee "$HERE/runs/kernels-$label.txt"
+    kernels_beside_ort "$M" "$db" "$WORK" "$HERE/runs" "$label" --ceilings "$WORK/bin"
 done
 "$PY" "$HERE/table.py" "$HERE"/runs/kernels-*.json | tee "$HERE/runs/table.txt"
 # what the network adds to a flush: the four heaviest kernels of the measured + cold database

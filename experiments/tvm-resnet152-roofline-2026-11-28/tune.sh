@@ -36,10 +36,7 @@ mkdir -p "$WORK"
     grep -v 'Fast mode segfaults' "$WORK/tune-$NAME.log" > "$HERE/runs/tune-$NAME.log"
 }
 networks_in_one_process "$M" "$HERE/runs/networks-$NAME" "$COLD" "$WORK/$NAME"
-[ -f "$HERE/runs/kernels-$NAME.json" ] ||
-    step "$PY" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py --model "$M" \
-        --tuning-dir "$WORK/$NAME" --ceilings "$WORK/bin" --json "$HERE/runs/kernels-$NAME.json" \
-        2> "$WORK/kernels-$NAME.log" | tee "$HERE/runs/kernels-$NAME.txt"
+kernels_beside_ort "$M" "$WORK/$NAME" "$WORK" "$HERE/runs" "$NAME" --ceilings "$WORK/bin"
 step "$PY" experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py compare --model "$M" \
     --tuning-dir "$WORK/$NAME" --arms ort,tvm --reps "${REPS:-4}" \
     --json "$HERE/runs/vs-ort-$NAME.json" 2>&1 | tee "$HERE/runs/vs-ort-$NAME.txt"

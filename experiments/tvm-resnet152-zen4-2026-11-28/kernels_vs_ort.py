@@ -64,6 +64,7 @@ def main() -> int:
     from converters.onnxruntime.export import export_onnx
     from converters.onnxruntime.session import session_options
     from converters.tvm import passes
+    from converters.tvm.scheduler import task_flops
     from converters.tvm.tuning import TuneConfig
     from edgebench.util import aligned_empty, physical_cores
     from tvm_profile import tvm_kernel_times
@@ -227,16 +228,6 @@ def main() -> int:
 
 
 GEMM_N = 512    # fits the caches: MLAS's best case on the Zen 4 (1024: 0.89x, 2048: 0.84x)
-
-
-def task_flops(task) -> float:
-    """Floating-point operations of one call of a task's kernel (a multiply-add counts 2)."""
-    from tvm.s_tir.analysis import estimate_tir_flops
-
-    try:
-        return max(0.0, float(estimate_tir_flops(task.dispatched[0])))
-    except Exception:  # noqa: BLE001 - an op the estimator cannot count (gather, ...)
-        return 0.0
 
 
 def roofline(out: dict, rows: list, ceiling: dict) -> dict:
