@@ -84,3 +84,27 @@ def test_a_kernel_without_weights_is_left_as_it_was():
     assert plan(func) == []
     same, blocks = add_prefetch(func, 2048)
     assert blocks == 0 and same.same_as(func)
+
+
+def test_placed_outside_the_register_tile_when_asked():
+    """With the output channels innermost (inside the reduction, as a register tile holds
+    them), the stream placement prefetches at every channel; the tile placement moves out
+    to the input-channel loop, where the accumulators are not in flight."""
+    from tvm import s_tir
+
+    from converters.tvm.prefetch import add_prefetch, plan
+
+    sch = s_tir.Schedule(tvm.IRModule({"main": _conv()}))
+    n, h, wo, co, ry, rx, ci = sch.get_loops(sch.get_sblock("y"))
+    sch.reorder(ry, rx, ci, co)
+    func = sch.mod["main"]
+    (stream, *_), = plan(func)
+    (tile, _, _, inner, _, step), = plan(func, "tile")
+    assert stream.loop_var.name == "co"
+    assert tile.loop_var.name == "ci" and step == 32 and [v.name for v in inner] == ["co"]
+    x = np.random.default_rng(1).standard_normal((1, 10, 10, 16)).astype("float32")
+    w = np.random.default_rng(2).standard_normal((3, 3, 16, 32)).astype("float32")
+    y = np.zeros((1, 8, 8, 32), "float32")
+    _, got = _run(add_prefetch(func, 2048, placement="tile")[0], [x, w, y])
+    _, want = _run(func, [x, w, y.copy()])
+    np.testing.assert_array_equal(got, want)

@@ -76,7 +76,7 @@ def _at(expr, used, values):
     return int(ana.simplify(expr).value)
 
 
-def plan(func):
+def plan(func, placement: str = "stream"):
     """Where to prefetch in ``func``: for each reduction block that reads a weight, (the loop
     that walks the weights, the weight parameter, its flat index in loop variables, the loop
     variables inside that loop, the weight's size, the index's step per iteration).
@@ -84,7 +84,11 @@ def plan(func):
     The loop is the innermost one whose variable moves the index and which sits outside
     every loop that re-reads the same weights (a pixel loop between two weight loops would
     repeat the prefetch), loops of extent 1 and vector lanes aside. A loop that reaches the
-    weights only through a division (step 0) gives no stream: that block is left out."""
+    weights only through a division (step 0) gives no stream: that block is left out.
+
+    ``placement="tile"`` picks instead the innermost weight loop outside the register tile
+    (the output loops inside the reduction), where the prefetch's address arithmetic cannot
+    spill the accumulators."""
     from tvm import sym, tirx
 
     params = list(func.params)
@@ -130,10 +134,25 @@ def plan(func):
         flags = [lp.loop_var in used for lp in walking]
         if not any(flags):
             continue
-        # once per step of the loop that walks the weights outside every loop that re-reads
-        # them (a loop over pixels between two weight loops would repeat the prefetch)
-        rereads = [i for i, f in enumerate(flags) if not f and any(flags[i + 1:])]
-        before = [i for i, f in enumerate(flags) if f and (not rereads or i < rereads[-1])]
+        if placement == "tile":
+            # outside the register tile: the loops over outputs (pixels or channels) inside
+            # the reduction hold accumulators in registers; the prefetch's address
+            # arithmetic among them spills them
+            reducing = set()
+            for iv, val in zip(block.iter_vars, realize.iter_values):
+                if iv.iter_type == tirx.IterVar.CommReduce:
+                    _vars(val, reducing)
+            red = [i for i, lp in enumerate(walking) if lp.loop_var in reducing]
+            tile = [i for i, lp in enumerate(walking)
+                    if red and i > red[0] and lp.loop_var not in reducing]
+            before = [i for i, f in enumerate(flags) if f and (not tile or i < tile[0])]
+        else:
+            # once per step of the loop that walks the weights outside every loop that
+            # re-reads them (a pixel loop between two weight loops would repeat the prefetch)
+            rereads = [i for i, f in enumerate(flags) if not f and any(flags[i + 1:])]
+            before = [i for i, f in enumerate(flags) if f and (not rereads or i < rereads[-1])]
+        if not before and placement == "tile":
+            continue
         k = before[-1] if before else max(i for i, f in enumerate(flags) if f)
         target = walking[k]
         inner = [lp.loop_var for lp in loops[loops.index(target) + 1:]]
@@ -144,16 +163,16 @@ def plan(func):
     return plans
 
 
-def add_prefetch(func, distance: int, locality: int = 2):
+def add_prefetch(func, distance: int, locality: int = 2, placement: str = "stream"):
     """``func`` with, at the top of the loop ``plan`` picks for each reduction block, one
     prefetch per cache line of the weights that iteration reads (16 at most), ``distance``
     elements ahead of them and clamped to the buffer. ``locality`` 3/2/1/0 = x86
-    prefetcht0/t1/t2/nta. Returns (the new func, how many blocks got a prefetch); a func
-    with none is returned as it was."""
+    prefetcht0/t1/t2/nta; ``placement``: ``plan``'s. Returns (the new func, how many blocks
+    got a prefetch); a func with none is returned as it was."""
     import tvm
     from tvm import s_tir, sym, tirx
 
-    plans = plan(func)
+    plans = plan(func, placement)
     if not plans:
         return func, 0
     mod = tvm.IRModule({"main": func})

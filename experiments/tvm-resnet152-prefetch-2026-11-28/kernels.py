@@ -22,7 +22,10 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True)
     p.add_argument("--tuning-dir", required=True)
-    p.add_argument("--arms", nargs="+", default=["2048:2", "64:3"], metavar="DISTANCE:LOCALITY")
+    p.add_argument("--arms", nargs="+", default=["2048:2", "64:3"],
+                   metavar="DISTANCE:LOCALITY[:tile]",
+                   help="as walls.py's --arms; ':tile' places the prefetch outside the "
+                   "register tile (prefetch.plan)")
     p.add_argument("--top", type=int, default=4, help="the kernels with the most calls")
     p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--json")
@@ -46,8 +49,9 @@ def main() -> int:
             continue
         evs = {}
         for arm in ["none", *args.arms]:
-            d, _, loc = arm.partition(":")
-            f = funcs[name] if arm == "none" else add_prefetch(funcs[name], int(d), int(loc))[0]
+            d, loc, where = (arm + "::stream").split(":")[:3]
+            f = funcs[name] if arm == "none" else add_prefetch(funcs[name], int(d), int(loc),
+                                                               where or "stream")[0]
             lib, tensors = kernel_alone(f, m.target)
             evs[arm] = {
                 "warm": lib.mod.time_evaluator("main", tvm.cpu(), number=20, repeat=5),

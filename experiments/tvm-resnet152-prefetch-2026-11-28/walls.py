@@ -32,9 +32,10 @@ def main() -> int:
     p.add_argument("--model", required=True)
     p.add_argument("--tuning-dir", required=True)
     p.add_argument("--arms", nargs="+", default=["1024:2", "4096:2", "16384:2"],
-                   metavar="DISTANCE:LOCALITY",
+                   metavar="DISTANCE:LOCALITY[:tile]",
                    help="one network per pair: how far ahead to prefetch, in float32 elements "
-                   "(16 a cache line), and the hint (3: prefetcht0, 2: t1, 1: t2, 0: nta); "
+                   "(16 a cache line), and the hint (3: prefetcht0, 2: t1, 1: t2, 0: nta), "
+                   "with ':tile' placed outside the register tile (prefetch.plan); "
                    "'rebuild': the network without prefetch compiled again (a control for "
                    "what building several networks in one process does)")
     p.add_argument("--select", metavar="KERNELS_JSON",
@@ -75,16 +76,16 @@ def main() -> int:
     tx = tvm.runtime.tensor(x)
     arms, kernels, outputs = {}, {}, {}
     for arm in [None, *args.arms]:
-        d, _, loc = (arm or "").partition(":")
+        d, loc, where = ((arm or "") + "::stream").split(":")[:3]
         name = ("tvm" if arm is None else "tvm-rebuilt" if arm == "rebuild"
-                else f"tvm-prefetch-{d}-t{loc}")
+                else f"tvm-prefetch-{d}-t{loc}" + ("-tile" if where == "tile" else ""))
         mod, count = applied, 0
         if arm not in (None, "rebuild"):
             mod = applied.clone()
             for gv, f in applied.functions_items():
                 if isinstance(f, tvm.tirx.PrimFunc) and (
                         not args.select or gv.name_hint in chosen.get(arm, ())):
-                    g, n = add_prefetch(f, int(d), int(loc))
+                    g, n = add_prefetch(f, int(d), int(loc), where or "stream")
                     if n:
                         mod.update_func(gv, g)
                         count += 1
