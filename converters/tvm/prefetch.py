@@ -38,6 +38,13 @@ def _walk(stmt, path, found):
         _walk(stmt.body, path, found)
 
 
+def _blocks(func) -> list:
+    """(enclosing loops, SBlockRealize) for every block of ``func``."""
+    found: list = []
+    _walk(func.body, [], found)
+    return found
+
+
 def _loads(expr, out):
     """Collect every buffer load in ``expr``."""
     from tvm.ir import expr as ir
@@ -92,10 +99,8 @@ def plan(func, placement: str = "stream"):
     from tvm import sym, tirx
 
     params = list(func.params)
-    found = []
-    _walk(func.body, [], found)
     plans = []
-    for loops, realize in found:
+    for loops, realize in _blocks(func):
         block = realize.block
         if not any(iv.iter_type == tirx.IterVar.CommReduce for iv in block.iter_vars):
             continue
@@ -177,7 +182,6 @@ def add_prefetch(func, distance: int, locality: int = 2, placement: str = "strea
         return func, 0
     mod = tvm.IRModule({"main": func})
     sch = s_tir.Schedule(mod)
-    done = 0
     for target, buf, flat, inner, size, step in plans:
         ana = sym.Analyzer()
         for v in inner:
@@ -195,19 +199,11 @@ def add_prefetch(func, distance: int, locality: int = 2, placement: str = "strea
                 "void", "llvm.prefetch", tirx.address_of(tirx.BufferLoad(buf, idx)),
                 tirx.const(0, "int32"), tirx.const(locality, "int32"),
                 tirx.const(1, "int32"))))
-        # the loop as it is now in the schedule (an earlier plan may have rewritten above it)
-        cur = sch.mod["main"]
-        loop_now = None
-        f2 = []
-        _walk(cur.body, [], f2)
-        for loops, _ in f2:
-            for lp in loops:
-                if lp.loop_var.same_as(target.loop_var):
-                    loop_now = lp
-        sref = sch.state.get_sref(loop_now)
+        # the loop as it is now: an earlier plan may have rewritten a loop around it
+        loop_now = next(lp for loops, _ in _blocks(sch.mod["main"]) for lp in loops
+                        if lp.loop_var.same_as(target.loop_var))
         new = tirx.For(loop_now.loop_var, loop_now.min, loop_now.extent, loop_now.kind,
                        tirx.SeqStmt(calls + [loop_now.body]),
                        loop_now.thread_binding, loop_now.annotations)
-        sch.state.replace(sref, new, {})
-        done += 1
-    return sch.mod["main"], done
+        sch.state.replace(sch.state.get_sref(loop_now), new, {})
+    return sch.mod["main"], len(plans)
