@@ -53,17 +53,9 @@ def load(model: str, tuning_dir: str, need_database: bool = True,
 
 def kernel_alone(func, target, seed: int = 0):
     """A PrimFunc built as a module of its own, with random arguments: (library, tensors)."""
-    import numpy as np
-    import tvm
-    from tvm.s_tir import meta_schedule as ms
+    from converters.tvm import build
 
-    lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}),
-                      target=target)
-    rng = np.random.default_rng(seed)
-    tensors = [tvm.runtime.tensor(rng.standard_normal([int(s) for s in a.shape])
-                                  .astype(str(a.dtype)), tvm.cpu())
-               for a in ms.arg_info.ArgInfo.from_prim_func(func)]
-    return lib, tensors
+    return build.kernel_alone(func, target, seed)
 
 
 def timed_alone(func, target, seed: int = 0):
@@ -101,3 +93,55 @@ def network_input(m: TunedModel, seed: int = 0):
 
     return tvm.runtime.tensor(np.random.RandomState(seed).standard_normal(
         (1, *m.spec.input_size)).astype("float32"))
+
+
+def ort_arm(spec, x, cache_dir="results/cache"):
+    """ONNX Runtime's CPU session of ``spec`` as the suite makes it (its threads on the
+    physical cores), as an arm of ``alternate``: a call of one ignored argument on ``x``."""
+    import onnxruntime as ort
+
+    from converters.onnxruntime.export import export_onnx
+    from converters.onnxruntime.session import session_options
+    from edgebench.util import physical_cores
+
+    sess = ort.InferenceSession(str(export_onnx(spec, Path(cache_dir)).path),
+                                session_options(physical_cores()),
+                                providers=["CPUExecutionProvider"])
+    feed = {sess.get_inputs()[0].name: x}
+    return lambda _: sess.run(None, feed)
+
+
+def alternate(arms: dict, rounds: int, calls: int, label: str = "") -> dict:
+    """Each arm (a call of one ignored argument) warmed by 5 calls, then timed ``calls``
+    calls a round for ``rounds`` rounds, the arms' order reversed every other round (ABBA,
+    so the machine's drift hits every arm alike): {arm: [ms per call]}."""
+    import sys
+
+    from edgebench.measure import timed_calls
+
+    for _ in range(5):
+        for call in arms.values():
+            call(None)
+    times: dict = {a: [] for a in arms}
+    names = list(arms)
+    for r in range(rounds):
+        for a in (names if r % 2 == 0 else names[::-1]):
+            times[a].extend(timed_calls(arms[a], None, calls, 0.0, 1e6).tolist())
+        if label:
+            print(f"[{label}] round {r + 1}/{rounds}", file=sys.stderr, flush=True)
+    return times
+
+
+def p50_table(times: dict, base: str = "tvm", ref: str = "ort") -> dict:
+    """{arm: {p50_ms, min_ms, n, vs_<base>_p50, vs_<ref>_p50}} from ``alternate``'s times."""
+    import numpy as np
+
+    rows = {}
+    for a, v in times.items():
+        v = np.asarray(v)
+        rows[a] = {"p50_ms": round(float(np.median(v)), 3), "min_ms": round(float(v.min()), 3),
+                   "n": int(v.size)}
+    for row in rows.values():
+        row[f"vs_{base}_p50"] = round(row["p50_ms"] / rows[base]["p50_ms"], 4)
+        row[f"vs_{ref}_p50"] = round(row["p50_ms"] / rows[ref]["p50_ms"], 4)
+    return rows

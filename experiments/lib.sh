@@ -88,7 +88,8 @@ keep_records() {
 tvm_best_db() {
     local dir
     case $1 in
-        resnet152) dir=results/experiments/tvm-allocation-2026-11-26/tuning ;;   # --allocation share
+        # Zen 4: --allocation measured --runner-caches cold (2026-11-28); Zen 3: share
+        resnet152) dir=results/experiments/tvm-resnet152-small-tasks-2026-11-28/measured-cold ;;
         vgg16) dir=results/experiments/tvm-winograd-2026-11-26/tuning ;;         # --conv2d winograd
         mobilenetv2_100) dir=results/experiments/tvm-measured-allocation-2026-11-27/uniform ;;
         # Zen 4: --concat split --out-channels pad (the defaults since); Zen 3: concats kept
@@ -101,7 +102,9 @@ tvm_best_db() {
 
 tvm_best_flags() {
     case $1 in
-        resnet152) echo "--allocation share" ;;
+        # the Zen 4's (a database keeps its runner caches, cold); the Zen 3's was tuned
+        # with --allocation share
+        resnet152) echo "--allocation measured" ;;
         vgg16) echo "--conv2d winograd" ;;
         *) echo "" ;;
     esac

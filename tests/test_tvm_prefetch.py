@@ -1,5 +1,7 @@
-"""Software prefetch of a kernel's weights (converters/tvm/prefetch.py): where it goes, that
-it reaches the machine code, and that the kernel computes the same thing."""
+"""Software prefetch of a kernel's weights (converters/tvm/prefetch/): where it goes, that
+it reaches the machine code, that the kernel computes the same thing, how a kernel's choice
+is decided from its rounds, and that a build applies a kept choice to the very kernel
+measured and to no other."""
 import numpy as np
 import pytest
 
@@ -108,3 +110,97 @@ def test_placed_outside_the_register_tile_when_asked():
     _, got = _run(add_prefetch(func, 2048, placement="tile")[0], [x, w, y])
     _, want = _run(func, [x, w, y.copy()])
     np.testing.assert_array_equal(got, want)
+
+
+def _reordered_conv():
+    from tvm import s_tir
+
+    sch = s_tir.Schedule(tvm.IRModule({"main": _conv()}))
+    n, h, wo, co, ry, rx, ci = sch.get_loops(sch.get_sblock("y"))
+    sch.reorder(ry, rx, ci, co)
+    return sch.mod["main"]
+
+
+@pytest.mark.parametrize("ratios, warm_ratio, want", [
+    # flushed time with / without, per round; warm with / without; what is kept
+    ([0.97] * 8 + [1.01], 1.00, "stream"),      # 3 % faster in 8 of 9 rounds
+    ([0.97] * 5 + [1.01] * 4, 1.00, None),      # median 3 % faster, but in only 5 rounds
+    ([0.99] * 9, 1.00, None),                   # faster every round, by less than 2 %
+    ([0.97] * 9, 1.02, None),                   # warm (weights cached) 2 % slower
+])
+def test_a_placement_is_kept_only_when_faster_by_the_gain_in_most_rounds(ratios, warm_ratio,
+                                                                          want):
+    from converters.tvm.prefetch.choice import decide
+
+    none = [1e-3 * (1 + 0.1 * (r % 3)) for r in range(9)]      # the machine drifts
+    flushed = {"none": none, "stream": [n * k for n, k in zip(none, ratios)]}
+    warm = {"none": [5e-4] * 9, "stream": [5e-4 * warm_ratio] * 9}
+    pick, stats = decide(flushed, warm)
+    assert pick == want, stats
+    assert stats["stream"]["warm_ratio"] == warm_ratio
+
+
+def test_warm_time_counts_only_where_the_weights_fit_in_the_cache():
+    """ResNet-152's 230 MiB of weights come from memory each inference, as flushed: its
+    kernels are judged on that alone; a model whose weights fit the last-level cache may
+    find them there, so warm must not get slower. ``repick`` applies a rule to kept figures."""
+    from converters.tvm.prefetch.choice import WARM_SLACK, decide, repick, warm_slack_for
+
+    llc = 32 << 20
+    assert warm_slack_for(230 << 20, llc) is None
+    assert warm_slack_for(5 << 20, llc) == WARM_SLACK
+    assert warm_slack_for(None, llc) == WARM_SLACK      # unknown: the careful rule
+    flushed = {"none": [1e-3] * 9, "stream": [0.92e-3] * 9}
+    warm = {"none": [5e-4] * 9, "stream": [5e-4 * 1.03] * 9}
+    assert decide(flushed, warm, warm_slack=None)[0] == "stream"
+    pick, stats = decide(flushed, warm)
+    assert pick is None
+    kept = {"gain": 0.02, "per_kernel": [{"kernel": "k", "picked": None, "arms": stats}]}
+    loose = repick(kept, None)
+    assert loose["per_kernel"][0]["picked"] == "stream" and loose["chosen"] == 1
+    assert loose["warm_slack"] is None and kept["per_kernel"][0]["picked"] is None
+
+
+def test_the_faster_of_two_kept_placements_wins():
+    from converters.tvm.prefetch.choice import decide
+
+    none = [1e-3] * 9
+    flushed = {"none": none, "stream": [0.97e-3] * 9, "tile": [0.95e-3] * 9}
+    warm = {a: [5e-4] * 9 for a in flushed}
+    assert decide(flushed, warm)[0] == "tile"
+
+
+def test_choose_measures_each_placement_and_a_build_applies_only_the_kernel_measured(
+        tmp_path):
+    """A real measurement of a real kernel alone (both placements give different code on
+    the reordered conv; the elementwise kernel has none to measure), then a kept choice:
+    applied to the kernel of that name and schedule, not to one whose schedule changed."""
+    from converters.tvm.prefetch import choice
+
+    target = _host()
+    conv, add = _reordered_conv(), _add()
+    applied = tvm.IRModule({"conv": conv.with_attr("global_symbol", "conv"),
+                            "add": add.with_attr("global_symbol", "add")})
+    res = choice.choose(applied, target, rounds=2)
+    assert res["kernels_measured"] == 1 and res["rounds"] == 2
+    (row,) = res["per_kernel"]
+    assert row["kernel"] == "conv" and set(row["arms"]) == {"stream", "tile"}
+    assert row["hash"] == choice.kernel_hash(applied["conv"])
+    assert row["none_us"]["flushed"] > 0 and row["none_us"]["warm"] > 0
+    for stats in row["arms"].values():
+        assert stats["flushed_ratio"] > 0 and 0 <= stats["faster_share"] <= 1
+    assert res["chosen"] == (row["picked"] is not None)
+
+    row["picked"] = "tile"      # as if measured faster: what a build does with a choice
+    choice.save(tmp_path, res)
+    out, report = choice.apply_chosen(applied, tmp_path)
+    assert report == {"applied": 1, "unmatched": []}
+    assert out["conv"].script().count('"llvm.prefetch"') == 2
+    assert '"llvm.prefetch"' not in out["add"].script()
+    assert '"llvm.prefetch"' not in applied["conv"].script()     # the input is unchanged
+    # the schedule changed since (the stream order): no prefetch, counted
+    other = tvm.IRModule({"conv": _conv().with_attr("global_symbol", "conv")})
+    same, report = choice.apply_chosen(other, tmp_path)
+    assert report == {"applied": 0, "unmatched": ["conv"]} and same.same_as(other)
+    # no choice kept: nothing to report
+    assert choice.apply_chosen(applied, tmp_path / "none")[1] is None

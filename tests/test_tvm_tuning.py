@@ -336,6 +336,49 @@ def test_rerank_remeasures_the_best_records_and_builds_apply_them(tuned_dir, tmp
     assert not database.reranked_dir(db).exists() and "run --rerank again" in r.stderr
 
 
+def test_prefetch_choice_is_kept_beside_the_database_and_builds_apply_it(tuned_dir, tmp_path):
+    """--trials 0 --prefetch: every tuned kernel a prefetch fits measured alone with and
+    without one; the choice goes to <database>/prefetch.json (the database's records stay),
+    changes the cache fingerprint, and a build applies it to the kernels it names, with
+    parity, and says so in the record's tuning block."""
+    import converters
+    from converters.tvm import database
+    from converters.tvm.prefetch import choice
+
+    src = _db_dir(tuned_dir["root"])
+    root = tmp_path / "tuning"
+    db = root / src.parent.name / src.name
+    shutil.copytree(src, db, ignore=shutil.ignore_patterns("logs", "reranked", "prefetch.json"))
+    records_before = (db / database.DB_RECORDS).read_bytes()
+    fingerprint = database.database_fingerprint(db)
+    r = _cli("--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
+             "--tuning-dir", str(root), "--trials", "0", "--prefetch", "--no-progress",
+             "--summary", str(tmp_path / "s.json"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["prefetch"]
+    kept = choice.load(db)
+    assert s["kernels_measured"] == kept["kernels_measured"] == len(kept["per_kernel"]) > 0
+    assert s["distance"] == 2048 and s["rounds"] == choice.ROUNDS
+    assert f"prefetch: {s['chosen']} of {s['kernels_measured']} kernels" in r.stderr
+    for row in kept["per_kernel"]:
+        assert row["picked"] in (None, *row["arms"])
+        assert f"{row['kernel']}: {row['picked'] or 'none'}" in r.stderr
+    assert (db / database.DB_RECORDS).read_bytes() == records_before
+    assert database.database_fingerprint(db) != fingerprint
+    # Whatever today's figures chose: keep a placement in every measured kernel, and the
+    # build must apply each of them and still compute the model.
+    for row in kept["per_kernel"]:
+        row["picked"] = next(iter(row["arms"]))
+    choice.save(db, kept)
+    spec = _spec({"tuning_dir": str(root)})
+    art = converters.get("tvm").convert(spec, tmp_path / "cache")
+    pf = art.meta["tuning"]["prefetch"]
+    assert pf["applied"] == len(kept["per_kernel"]) and pf["unmatched"] == [], pf
+    x = np.random.RandomState(6).standard_normal((1, *SIZE)).astype(np.float32)
+    got = converters.get("tvm").load(art, spec)(x)
+    assert np.abs(got - _torch_logits(spec, x)).max() <= TOL
+
+
 def test_measured_allocation_halves_the_first_round_then_caps_by_measured_time(tmp_path):
     """--allocation measured: the first round gives each task half a batch (2 of 4), so the
     gradient rule gets the rest of the budget, in full batches, with caps re-made from the

@@ -14,10 +14,13 @@ from . import importer as importer_
 from .errors import TvmError
 
 
-def apply_database(mod, target, db_dir: str | None):
+def apply_database(mod, target, db_dir: str | None, *, prefetch: bool = True,
+                   report: dict | None = None):
     """Apply the best records of the tuning database in ``db_dir`` (if any; its re-ranked
     records first, rerank.py) and fold the weight-layout rewrites the tuned schedules
-    introduced into the constants."""
+    introduced into the constants; then, with ``prefetch``, the weight prefetch chosen for
+    its kernels (``edgebench.tune --prefetch``, prefetch/choice.py), if one was. ``report``,
+    when given, gets "prefetch": what was applied (None: no choice kept)."""
     from tvm.s_tir import meta_schedule as ms
 
     if not db_dir or not database.database_exists(db_dir):
@@ -27,7 +30,14 @@ def apply_database(mod, target, db_dir: str | None):
     if database.database_exists(reranked):     # rerank.py: re-measured bests come first
         db = ms.database.OrderedUnionDatabase(
             ms.database.JSONDatabase(work_dir=str(reranked), allow_missing=False), db)
-    return apply_records(mod, target, db)
+    mod = apply_records(mod, target, db)
+    if prefetch:
+        from .prefetch import choice
+
+        mod, applied = choice.apply_chosen(mod, db_dir)
+        if report is not None:
+            report["prefetch"] = applied
+    return mod
 
 
 def apply_records(mod, target, db):
@@ -39,6 +49,22 @@ def apply_records(mod, target, db):
         mod = relax.transform.SplitLayoutRewritePreproc()(mod)
         mod = relax.transform.FoldConstant()(mod)
     return mod
+
+
+def kernel_alone(func, target, seed: int = 0):
+    """A scheduled PrimFunc built as a module of its own, with random arguments on the CPU:
+    (library, tensors)."""
+    import numpy as np
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+
+    lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}),
+                      target=target)
+    rng = np.random.default_rng(seed)
+    tensors = [tvm.runtime.tensor(rng.standard_normal([int(s) for s in a.shape])
+                                  .astype(str(a.dtype)), tvm.cpu())
+               for a in ms.arg_info.ArgInfo.from_prim_func(func)]
+    return lib, tensors
 
 
 def compile_module(mod, target):
@@ -67,7 +93,10 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
         tasks = passes.extract_tasks(lowered, target)
         summary = database.tuning_summary(
             db_dir if db_dir and database.database_exists(db_dir) else None, tasks)
-        applied = apply_database(lowered, target, db_dir)
+        report: dict = {}
+        applied = apply_database(lowered, target, db_dir, report=report)
+        if report.get("prefetch") is not None:     # into the record's tuning block
+            summary["prefetch_applied"] = report["prefetch"]
         timings["lower_s"] = time.perf_counter() - t
         t = time.perf_counter()
         ex = compile_module(applied, target)

@@ -148,6 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rerank", nargs="?", type=int, const=4, default=None, metavar="K",
                    help="afterwards, re-measure each task's K best records side by side "
                         "(default 4; 3 rounds) and apply the fastest; see below")
+    p.add_argument("--prefetch", nargs="?", type=int, const=2048, default=None,
+                   metavar="DISTANCE",
+                   help="afterwards, measure each tuned kernel with and without a prefetch "
+                        "of its weights DISTANCE floats ahead (default 2048) and keep it "
+                        "where it is faster (local CPU only); see below")
     p.add_argument("--measure", nargs="?", const="", default=None, metavar="DIR",
                    help="afterwards, run the printed edgebench.full command (TVM and ONNX "
                         "Runtime, parity and latency) with its run directory in DIR "
@@ -210,6 +215,8 @@ def run(args, parsed) -> dict:
             return summary
     if args.rerank:
         summary["rerank"] = _rerank(args, spec, model, target, db_dir, lowering)
+    if args.prefetch:
+        summary["prefetch"] = _prefetch(args, spec, model, target, db_dir, lowering)
     if args.export:
         summary["export"] = export.export_artifact(
             args.export, spec, model, target, parsed["target_name"], parsed["batch_sizes"],
@@ -239,7 +246,43 @@ def _rerank(args, spec, model, target, db_dir, lowering: dict) -> dict:
     res = rerank.rerank(db_dir, target, tasks, cfg, top_k=args.rerank, on_task=say)
     print(f"reranked {res['tasks']} tasks in {res['seconds']} s, {res['changed']} changed: "
           f"{database.reranked_dir(db_dir)}", file=sys.stderr, flush=True)
+    if (Path(db_dir) / database.PREFETCH).is_file() and not args.prefetch:
+        print(f"{Path(db_dir) / database.PREFETCH}: kernels whose record changed get no "
+              "prefetch until --prefetch is run again", file=sys.stderr, flush=True)
     return {k: v for k, v in res.items() if k != "per_task"}
+
+
+def _prefetch(args, spec, model, target, db_dir, lowering: dict) -> dict:
+    """--prefetch: every tuned kernel measured with and without a weight prefetch, the
+    choice kept beside the database (prefetch/choice.py)."""
+    from . import build
+    from .importer import import_model
+    from .prefetch import choice
+
+    if not database.database_exists(db_dir):
+        raise TvmError(f"--prefetch: no tuning database in {db_dir}")
+    mod, _, _ = import_model(model, (args.batch_size, *spec.input_size), args.importer,
+                             spec=spec, cache=Path(args.cache_dir))
+    applied = build.apply_database(passes.lower_for_tuning(mod, target, **lowering), target,
+                                   db_dir, prefetch=False)
+
+    def say(i, n, row):
+        arms = ", ".join(f"{a} {s['flushed_ratio']:.3f}x flushed ({s['faster_share']:.0%} of "
+                         f"rounds), {s['warm_ratio']:.3f}x warm" for a, s in row["arms"].items())
+        print(f"prefetch {i}/{n} {row['kernel']}: {row['picked'] or 'none'} "
+              f"({row['none_us']['flushed']} us flushed without; {arms})",
+              file=sys.stderr, flush=True)
+    weights = sum(t.numel() * t.element_size()
+                  for t in [*model.parameters(), *model.buffers()])
+    res = choice.choose(applied, target, distance=args.prefetch, weights_bytes=weights,
+                        on_kernel=say)
+    path = choice.save(db_dir, res)
+    rule = ("weights from memory: flushed time alone" if res["warm_slack"] is None
+            else f"weights fit the cache: warm at most {res['warm_slack']:.0%} slower")
+    print(f"prefetch: {res['chosen']} of {res['kernels_measured']} kernels in "
+          f"{res['seconds']} s ({res['weights_mib']} MiB of weights, {res['llc_mib']} MiB "
+          f"last-level cache, {rule}): {path}", file=sys.stderr, flush=True)
+    return {k: v for k, v in res.items() if k != "per_kernel"}
 
 
 def measure_command(args, parsed, model: str, db_dir, out_dir: str | None = None) -> list:

@@ -118,6 +118,19 @@ re-ranking (--rerank [K]; off unless asked for):
   stored time, its 4th record at 1.00x; --rerank 8 then made the network 0.835x. On the
   512-trial database alone it changed nothing (1.009x): docs/tvm.md, "Re-ranking".
 
+weight prefetch (--prefetch [DISTANCE]; off unless asked for; local CPU targets only):
+  MetaSchedule's CPU kernels have no prefetch, and a network's convs find their weights in
+  memory. --prefetch builds every tuned kernel a prefetch fits alone, without one and with an
+  llvm.prefetch of its weights DISTANCE floats ahead (default 2048, prefetcht1) at two
+  places (the loop that walks the weights, or outside the register tile), and times them in
+  15 alternating rounds, warm and with the weights flushed. A kernel keeps the prefetch that
+  cut its flushed time by 2 %+ (median of the rounds, faster in 3/4 of them; where the
+  model's weights fit in the last-level cache, warm at most 1 % slower too), in
+  <database>/prefetch.json, which builds apply (to the very schedules measured; a kernel
+  whose record changed since gets none). No new trials; outputs are bit-identical.
+  ResNet-152 (104 s): two choices kept 5 and 3 of 25 kernels, and the network ran 0.974-0.981x
+  and 0.986-1.004x its own without (docs/tvm.md, "Weight prefetch").
+
 the runner's caches (--runner-caches; default: the database's, warm for a new one):
   MetaSchedule measures a candidate warm: its weights stay in the caches from the calls
   before. In a network each layer's weights are read once per inference, from memory.

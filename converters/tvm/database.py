@@ -38,15 +38,21 @@ def reranked_dir(db_dir) -> Path:
     return Path(db_dir) / RERANKED
 
 
+PREFETCH = "prefetch.json"   # prefetch/choice.py's kernels with a weight prefetch, applied after
+
+
 def database_fingerprint(db_dir) -> str:
-    """Content hash of the records file ('none' without one), and of the re-ranked records
-    where they exist: part of every cache key."""
+    """Content hash of the records file ('none' without one), of the re-ranked records and
+    of the prefetch choice where they exist: part of every cache key."""
     p = Path(db_dir) / DB_RECORDS
     if not database_exists(db_dir):
         return "none"
+    parts = [sha256_file(p)[:16]]
     if database_exists(reranked_dir(db_dir)):
-        return sha256_file(p)[:16] + "+" + sha256_file(reranked_dir(db_dir) / DB_RECORDS)[:16]
-    return sha256_file(p)[:16]
+        parts.append(sha256_file(reranked_dir(db_dir) / DB_RECORDS)[:16])
+    if (Path(db_dir) / PREFETCH).is_file():
+        parts.append("pf" + sha256_file(Path(db_dir) / PREFETCH)[:16])
+    return "+".join(parts)
 
 
 def read_db_meta(db_dir) -> dict:
@@ -183,7 +189,19 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "runner_caches": meta.get("runner_caches", "warm") if status == "tuned" else None,
             "transfer_from": transfer_sources(meta) if status == "tuned" else [],
             "reused_from": reuse_sources(meta) if status == "tuned" else [],
-            "reranked": reranked_summary(db_dir) if status == "tuned" else None}
+            "reranked": reranked_summary(db_dir) if status == "tuned" else None,
+            "prefetch": prefetch_summary(db_dir, summary) if status == "tuned" else None}
+
+
+def prefetch_summary(db_dir, summary: dict) -> dict | None:
+    """The weight-prefetch choice kept beside the database (prefetch/choice.py) and what the
+    build applied of it (None: no choice)."""
+    from .prefetch import choice
+
+    kept = choice.summary(db_dir) if db_dir else None
+    if kept is None:
+        return None
+    return {**kept, **(summary.get("prefetch_applied") or {})}
 
 
 def reranked_summary(db_dir) -> dict | None:

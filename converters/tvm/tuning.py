@@ -251,6 +251,11 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         info["reranked_dropped"] = True
         print(f"[tune] {stale} dropped: new records since it was made; run --rerank again",
               file=sys.stderr, flush=True)
+    if run_trials and (Path(db_dir) / database.PREFETCH).is_file():
+        # kept: it names each kernel's schedule, so builds apply it to the kernels whose best
+        # record did not change and leave the others without (their records say how many)
+        print(f"[tune] {Path(db_dir) / database.PREFETCH}: kernels whose schedule changed get "
+              "no prefetch until --prefetch is run again", file=sys.stderr, flush=True)
     tuning_s = time.perf_counter() - t_tune
     after = database.tuning_summary(db_dir, tasks)
     speed = machine_speed.session_record(loop.speed if loop else [], runner_name)

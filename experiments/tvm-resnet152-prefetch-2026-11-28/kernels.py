@@ -1,7 +1,7 @@
 """ResNet-152's heaviest tuned kernels alone, with and without the weight prefetch of
-``prefetch.py``: warm (as the tuner's runner times them) and with every argument but the
-data flushed from the caches before each call (as the network's kernel finds its weights).
-Which of the two does the prefetch change?
+``converters/tvm/prefetch/insert.py``: warm (as the tuner's runner times them) and with every
+argument but the data flushed from the caches before each call (as the network's kernel
+finds its weights). Which of the two does the prefetch change?
 
     .venv/bin/python experiments/tvm-resnet152-prefetch-2026-11-28/kernels.py \\
         --model resnet152 --tuning-dir DIR [--arms 2048:2 64:3] --json OUT.json

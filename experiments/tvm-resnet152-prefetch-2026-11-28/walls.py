@@ -1,7 +1,7 @@
 """ResNet-152's tuned TVM network with software prefetch of its conv weights
-(``prefetch.py``) at several distances, beside the same network without it and ORT's session,
-in one process, their calls alternated in rounds. The outputs must equal the network's
-without prefetch bit for bit (a prefetch only moves data between caches).
+(``converters/tvm/prefetch/insert.py``) at several distances, beside the same network without
+it and ORT's session, in one process, their calls alternated in rounds. The outputs must
+equal the network's without prefetch bit for bit (a prefetch only moves data between caches).
 
     .venv/bin/python experiments/tvm-resnet152-prefetch-2026-11-28/walls.py \\
         --model resnet152 --tuning-dir DIR [--arms 1024:2 4096:2] --json OUT.json
@@ -54,13 +54,9 @@ def main() -> int:
     import tvm
     from tvm.runtime.vm import VirtualMachine
 
-    from converters.onnxruntime.export import export_onnx
-    from converters.onnxruntime.session import session_options
     from converters.tvm import build
-    from edgebench.measure import timed_calls
-    from edgebench.util import physical_cores
     from converters.tvm.prefetch import add_prefetch
-    from tvm_setup import load
+    from tvm_setup import alternate, load, ort_arm, p50_table
 
     chosen: dict = {}       # arm -> kernels it prefetches in, with --select
     if args.select:
@@ -98,34 +94,16 @@ def main() -> int:
         print(f"[prefetch] built {name}: {count} kernels with prefetch", file=sys.stderr,
               flush=True)
     identical = {k: bool(np.array_equal(v, outputs["tvm"])) for k, v in outputs.items()}
-    onnx_path = str(export_onnx(m.spec, Path(args.cache_dir)).path)
-    sess = ort.InferenceSession(onnx_path, session_options(physical_cores()),
-                                providers=["CPUExecutionProvider"])
-    feed = {sess.get_inputs()[0].name: x}
-    arms["ort"] = lambda _: sess.run(None, feed)
-    for _ in range(5):
-        for call in arms.values():
-            call(None)
-    times: dict = {a: [] for a in arms}
-    names = list(arms)
-    for r in range(args.rounds):
-        for a in (names if r % 2 == 0 else names[::-1]):
-            times[a].extend(timed_calls(arms[a], None, args.calls, 0.0, 1e6).tolist())
-        print(f"[prefetch] round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
+    arms["ort"] = ort_arm(m.spec, x, args.cache_dir)
+    times = alternate(arms, args.rounds, args.calls, "prefetch")
     out = {**m.header(), "prefetch_arms": args.arms,
            "selected": {a: sorted(k) for a, k in chosen.items()} if args.select else None,
            "rounds": args.rounds, "calls_per_round": args.calls, "onnxruntime": ort.__version__,
            "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
            "anon_huge_pages_mib": anon_huge_mib(),
-           "kernels_with_prefetch": kernels, "identical_to_tvm": identical, "arms": {}}
-    for a, v in times.items():
-        v = np.asarray(v)
-        out["arms"][a] = {"p50_ms": round(float(np.median(v)), 3),
-                          "min_ms": round(float(v.min()), 3), "n": int(v.size)}
-    base, ort_p50 = out["arms"]["tvm"]["p50_ms"], out["arms"]["ort"]["p50_ms"]
+           "kernels_with_prefetch": kernels, "identical_to_tvm": identical,
+           "arms": p50_table(times)}
     for a, row in out["arms"].items():
-        row["vs_tvm_p50"] = round(row["p50_ms"] / base, 4)
-        row["vs_ort_p50"] = round(row["p50_ms"] / ort_p50, 4)
         print(f"{a:22s} p50 {row['p50_ms']:8.2f}  min {row['min_ms']:8.2f} ms  "
               f"/tvm {row['vs_tvm_p50']:.3f}  /ort {row['vs_ort_p50']:.3f}"
               + ("" if a == "ort" else f"  identical {identical[a]}  kernels {kernels[a]}"))

@@ -1,4 +1,5 @@
-"""Software prefetch of the weights in a scheduled kernel (issue 33; not yet in the build).
+"""Software prefetch of the weights in a scheduled kernel: where it goes (``plan``) and the
+inserting (``add_prefetch``).
 
 MetaSchedule's CPU design space has no prefetch. ResNet-152 reads 240 MB of weights an
 inference, each conv's once, and its tuned convs lose in the network what they reach alone and
@@ -9,8 +10,8 @@ scheduled PrimFunc (after ``MetaScheduleApplyDatabase`` and the layout rewrite),
 Measured in experiments/tvm-resnet152-prefetch-2026-11-28/: in five of ResNet-152's kernels
 (2048 floats ahead, ``prefetcht1``) it cut the network 1.7-3.2 %; in every kernel it fits it
 made the network 4-8 % slower, five kernels running 1.5-3x slower from code generation (the
-prefetch inside an unrolled register tile). So it wants a choice per kernel, measured with
-the weights coming from memory, before the build can apply it.
+prefetch inside an unrolled register tile). So the build applies it only where
+``choice.choose`` measured it faster, kernel by kernel.
 
 A weight is a parameter the reduction block reads with no output position in its index but
 the channel. The outputs do not change: a prefetch only moves data between caches."""
