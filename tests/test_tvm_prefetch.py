@@ -194,13 +194,15 @@ def test_choose_measures_each_placement_and_a_build_applies_only_the_kernel_meas
     row["picked"] = "tile"      # as if measured faster: what a build does with a choice
     choice.save(tmp_path, res)
     out, report = choice.apply_chosen(applied, tmp_path)
-    assert report == {"applied": 1, "unmatched": []}
+    assert report == {**choice.summary(res), "applied": 1, "unmatched": []}
+    assert report["distance"] == choice.DISTANCE and report["rounds"] == 2
     assert out["conv"].script().count('"llvm.prefetch"') == 2
     assert '"llvm.prefetch"' not in out["add"].script()
     assert '"llvm.prefetch"' not in applied["conv"].script()     # the input is unchanged
     # the schedule changed since (the stream order): no prefetch, counted
     other = tvm.IRModule({"conv": _conv().with_attr("global_symbol", "conv")})
     same, report = choice.apply_chosen(other, tmp_path)
-    assert report == {"applied": 0, "unmatched": ["conv"]} and same.same_as(other)
+    assert report["applied"] == 0 and report["unmatched"] == ["conv"]
+    assert same.same_as(other)
     # no choice kept: nothing to report
     assert choice.apply_chosen(applied, tmp_path / "none")[1] is None

@@ -95,8 +95,7 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
             db_dir if db_dir and database.database_exists(db_dir) else None, tasks)
         report: dict = {}
         applied = apply_database(lowered, target, db_dir, report=report)
-        if report.get("prefetch") is not None:     # into the record's tuning block
-            summary["prefetch_applied"] = report["prefetch"]
+        summary["prefetch"] = report.get("prefetch")    # into the record's tuning block
         timings["lower_s"] = time.perf_counter() - t
         t = time.perf_counter()
         ex = compile_module(applied, target)

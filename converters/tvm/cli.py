@@ -226,16 +226,24 @@ def run(args, parsed) -> dict:
     return summary
 
 
-def _rerank(args, spec, model, target, db_dir, lowering: dict) -> dict:
-    """--rerank: the model's tasks, each task's best records re-measured (rerank.py)."""
-    from . import rerank
+def _lowered(flag: str, args, spec, model, target, db_dir, lowering: dict):
+    """The model imported and lowered as its database was tuned (what --rerank and
+    --prefetch work on); ``flag`` names the option in the error without a database."""
     from .importer import import_model
 
     if not database.database_exists(db_dir):
-        raise TvmError(f"--rerank: no tuning database in {db_dir}")
+        raise TvmError(f"{flag}: no tuning database in {db_dir}")
     mod, _, _ = import_model(model, (args.batch_size, *spec.input_size), args.importer,
                              spec=spec, cache=Path(args.cache_dir))
-    tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, **lowering), target)
+    return passes.lower_for_tuning(mod, target, **lowering)
+
+
+def _rerank(args, spec, model, target, db_dir, lowering: dict) -> dict:
+    """--rerank: the model's tasks, each task's best records re-measured (rerank.py)."""
+    from . import rerank
+
+    lowered = _lowered("--rerank", args, spec, model, target, db_dir, lowering)
+    tasks = passes.extract_tasks(lowered, target)
     cfg = tuning.TuneConfig(rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key,
                             runner_caches=args.runner_caches)
 
@@ -256,15 +264,11 @@ def _prefetch(args, spec, model, target, db_dir, lowering: dict) -> dict:
     """--prefetch: every tuned kernel measured with and without a weight prefetch, the
     choice kept beside the database (prefetch/choice.py)."""
     from . import build
-    from .importer import import_model
     from .prefetch import choice
 
-    if not database.database_exists(db_dir):
-        raise TvmError(f"--prefetch: no tuning database in {db_dir}")
-    mod, _, _ = import_model(model, (args.batch_size, *spec.input_size), args.importer,
-                             spec=spec, cache=Path(args.cache_dir))
-    applied = build.apply_database(passes.lower_for_tuning(mod, target, **lowering), target,
-                                   db_dir, prefetch=False)
+    applied = build.apply_database(
+        _lowered("--prefetch", args, spec, model, target, db_dir, lowering), target, db_dir,
+        prefetch=False)
 
     def say(i, n, row):
         arms = ", ".join(f"{a} {s['flushed_ratio']:.3f}x flushed ({s['faster_share']:.0%} of "

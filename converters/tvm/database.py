@@ -190,18 +190,8 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "transfer_from": transfer_sources(meta) if status == "tuned" else [],
             "reused_from": reuse_sources(meta) if status == "tuned" else [],
             "reranked": reranked_summary(db_dir) if status == "tuned" else None,
-            "prefetch": prefetch_summary(db_dir, summary) if status == "tuned" else None}
-
-
-def prefetch_summary(db_dir, summary: dict) -> dict | None:
-    """The weight-prefetch choice kept beside the database (prefetch/choice.py) and what the
-    build applied of it (None: no choice)."""
-    from .prefetch import choice
-
-    kept = choice.summary(db_dir) if db_dir else None
-    if kept is None:
-        return None
-    return {**kept, **(summary.get("prefetch_applied") or {})}
+            # the build's report (build.apply_database): the choice and what it applied
+            "prefetch": summary.get("prefetch") if status == "tuned" else None}
 
 
 def reranked_summary(db_dir) -> dict | None:

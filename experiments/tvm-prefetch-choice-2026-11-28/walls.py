@@ -65,7 +65,8 @@ def main() -> int:
     arms["ort"] = ort_arm(m.spec, x, args.cache_dir)
     times = alternate(arms, args.rounds, args.calls, "choice")
     out = {**m.header(), "rounds": args.rounds, "calls_per_round": args.calls,
-           "onnxruntime": ort.__version__, "prefetch_choice": choice.summary(m.db_dir),
+           "onnxruntime": ort.__version__,
+           "prefetch_choice": choice.summary(kept) if kept else None,
            "prefetch_applied": applied,
            "identical": {a: bool(np.array_equal(outputs["tvm"], v)) for a, v in outputs.items()},
            "arms": p50_table(times)}

@@ -26,13 +26,14 @@ from pathlib import Path
 
 from edgebench.util import atomic_write_json
 
+from .. import database
 from ..database import PREFETCH as FILE
 from .insert import add_prefetch
 
 DISTANCE = 2048         # float32 elements ahead (8 KiB): the best of 1024-16384 measured
 LOCALITY = 2            # prefetcht1 (into L2): t0 at 128 floats measured no better
 PLACEMENTS = ("stream", "tile")
-ROUNDS = 15             # ResNet-152's 25 kernels: 32 s at 9 rounds of 10x3 warm, 15 flushed
+ROUNDS = 15             # ResNet-152's 25 kernels: 104 s (9 rounds of 10x3 warm: 32 s, noisier)
 GAIN = 0.02
 WIN_SHARE = 0.75        # of the rounds in which the prefetch must be faster
 WARM_SLACK = 0.01       # warm (weights cached) it may be this much slower at most
@@ -45,10 +46,9 @@ def choice_path(db_dir) -> Path:
 
 
 def kernel_hash(func) -> str:
-    """The structural hash of a scheduled kernel (before any prefetch)."""
-    import tvm_ffi
-
-    return str(tvm_ffi.structural_hash(func))
+    """The structural hash of a scheduled kernel (before any prefetch), as the database
+    hashes a workload."""
+    return database.task_hash(func)
 
 
 def keeps(stats: dict, gain: float = GAIN, warm_slack: float | None = WARM_SLACK) -> bool:
@@ -196,11 +196,12 @@ def load(db_dir) -> dict | None:
 def apply_chosen(mod, db_dir) -> tuple:
     """``mod`` (the database applied) with a prefetch in each kernel the choice kept beside
     ``db_dir`` picked (``apply_choice``). Returns (module, report): report None without a
-    choice, else {"applied", "unmatched": [kernel names]}."""
+    choice, else the choice's ``summary`` with "applied" and "unmatched" (kernel names)."""
     choice = load(db_dir)
     if not choice:
         return mod, None
-    return apply_choice(mod, choice)
+    mod, applied = apply_choice(mod, choice)
+    return mod, {**summary(choice), **applied}
 
 
 def apply_choice(mod, choice: dict) -> tuple:
@@ -224,10 +225,7 @@ def apply_choice(mod, choice: dict) -> tuple:
     return (out if out is not None else mod), {"applied": applied, "unmatched": unmatched}
 
 
-def summary(db_dir) -> dict | None:
-    """What the kept choice says, for a record's ``tuning`` block (None: no choice)."""
-    choice = load(db_dir)
-    if not choice:
-        return None
+def summary(choice: dict) -> dict:
+    """What a choice says, for a record's ``tuning`` block."""
     return {k: choice.get(k) for k in ("chosen", "kernels_measured", "distance", "locality",
                                        "rounds", "gain", "warm_slack", "at")}
