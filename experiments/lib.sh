@@ -3,7 +3,8 @@
 #   . experiments/lib.sh
 # step CMD...            run CMD between two time-stamped lines, the second with its exit code
 # record_cpu FILE        the CPU's model name, family and model numbers (both VM kinds say "AMD
-#                        EPYC": Zen 3 is family 25 model 1, Zen 4 model 17) and its vector
+#                        EPYC": Zen 3 is family 25 model 1, Zen 4 model 17, Zen 5 family 26
+#                        model 2) and its vector
 #                        extensions (the VM changes kind)
 # start_experiment HERE  what an experiment's run.sh does first: PY (default .venv/bin/python),
 #                        the repository on PYTHONPATH, HERE/runs, the CPU in HERE/cpu.txt
@@ -102,9 +103,11 @@ tvm_best_db() {
 
 tvm_best_flags() {
     case $1 in
-        # the Zen 4's (a database keeps its runner caches, cold); the Zen 3's was tuned
-        # with --allocation share
-        resnet152) echo "--allocation measured" ;;
+        # the Zen 4's; the Zen 3's was tuned with --allocation share. A database keeps its
+        # runner caches, but a new target's starts warm unless told: cold is named here. On
+        # the Zen 3 (warm) tune_best_db's session stops at once (runner.caches_for: caches
+        # that do not compare) and the kept database is measured as it is.
+        resnet152) echo "--allocation measured --runner-caches cold" ;;
         vgg16) echo "--conv2d winograd" ;;
         *) echo "" ;;
     esac

@@ -4,9 +4,10 @@
 # wall times in ABBA rounds (benchmarks/tvm_profile.py). 21-122 s per model on the 2-core Zen 4.
 #
 #   MODELS="squeezenet1_1" bash experiments/tvm-six-models-zen4-2026-11-27/profile.sh
+#   HERE=experiments/OTHER bash .../profile.sh       # records into OTHER/runs/<model>/
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1                # the repository root
-HERE=experiments/tvm-six-models-zen4-2026-11-27
+HERE=${HERE:-experiments/tvm-six-models-zen4-2026-11-27}
 MODELS=${MODELS:-"squeezenet1_1 efficientnet_b0 resnet152"}
 
 # shellcheck source=experiments/lib.sh
