@@ -41,6 +41,12 @@
 #                        RUNS/kernels-LABEL.*, kept on a rerun), then the build against ORT in
 #                        processes of their own, alternated, REPS runs each (default 4;
 #                        RUNS/vs-ort-LABEL.*)
+# copy_best_db MODEL TARGET_GLOB DEST
+#                        MODEL's database for the target folder matching TARGET_GLOB (e.g.
+#                        'llvm-znver5-*') in its best tuning dir, copied afresh into tuning
+#                        dir DEST (its JSON files, not its logs), so an experiment can resume
+#                        or choose beside it and leave the kept one as measured; prints the
+#                        copy's database folder
 # tune_best_db MODEL WORK DEST
 #                        complete MODEL's best database to 512 trials with those flags (a
 #                        no-op where they are there); its summary and log go to WORK and are
@@ -126,6 +132,16 @@ tune_best_db() {
         cp "$work/tune-$m.json" "$work/tune-$m.log" "$dest/"
     fi
     return 0
+}
+
+copy_best_db() {
+    local m=$1 glob=$2 dest=$3 src db rel
+    src=$(tvm_best_db "$m")
+    db=$(find "$src" -mindepth 2 -maxdepth 2 -type d -path "*/$glob/$m-*" | head -1)
+    [ -n "$db" ] || { echo "no $glob database for $m in $src" >&2; return 1; }
+    rel=${db#"$src"/}
+    rm -rf "$dest" && mkdir -p "$dest/$rel" && cp "$db"/*.json "$dest/$rel/" || return 1
+    echo "$dest/$rel"
 }
 
 rerank_copy() {

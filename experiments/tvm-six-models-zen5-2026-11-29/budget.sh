@@ -19,12 +19,9 @@ DB=$WORK/budget-1024
 . experiments/lib.sh
 
 start_experiment "$HERE"
-SRC=$(tvm_best_db "$M")
-db=$(find "$SRC" -mindepth 2 -maxdepth 2 -type d -path "*llvm-znver5-*/$M-*" | head -1)
-[ -n "$db" ] || { echo "no Zen 5 database for $M in $SRC (run.sh tunes it)"; exit 1; }
-rel=${db#"$SRC"/}
 if [ ! -f "$RUNS/tune-$M-1024.json" ]; then
-    rm -rf "$DB" && mkdir -p "$DB/$rel" && cp "$db"/*.json "$DB/$rel/"
+    # run.sh tunes the Zen 5 database
+    copy_best_db "$M" 'llvm-znver5-*' "$DB" > /dev/null || exit 1
     # shellcheck disable=SC2046  # the flags are a word list
     step "$PY" -m edgebench.tune --model "$M" --trials 1024 --tuning-dir "$DB" --no-reuse \
         $(tvm_best_flags "$M") --no-progress --summary "$RUNS/tune-$M-1024.json" \

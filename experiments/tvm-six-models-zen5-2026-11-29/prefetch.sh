@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 33 on the Zen 5: the build's weight-prefetch choice (edgebench.tune --trials 0
 # --prefetch, ../tvm-prefetch-choice-2026-11-28/) on the ResNet-152 database run.sh tuned here,
-# whose kernels profile.sh found 8.6 % slower in the network than warm. The choice is made
+# whose kernels profile.sh found 8.7 % slower in the network than warm. The choice is made
 # beside a copy of the database (the kept one stays without): runs/resnet152/prefetch-choice.*;
 # then PROCS processes of ../tvm-prefetch-choice-2026-11-28/walls.py: the network without a
 # prefetch, with the choice, and ORT, alternated in one process (runs/resnet152/prefetch-walls-N.*).
@@ -19,19 +19,16 @@ RUNS=$HERE/runs/$M
 . experiments/lib.sh
 
 start_experiment "$HERE"
-SRC=$(tvm_best_db "$M")
 DB=$WORK/prefetch-tuning
-db=$(find "$SRC" -mindepth 2 -maxdepth 2 -type d -path "*llvm-znver5-*/$M-*" | head -1)
-[ -n "$db" ] || { echo "no Zen 5 database for $M in $SRC (run.sh tunes it)"; exit 1; }
-rel=${db#"$SRC"/}
 if [ ! -f "$RUNS/prefetch-choice.json" ]; then
-    rm -rf "$DB" && mkdir -p "$DB/$rel" && cp "$db"/*.json "$DB/$rel/"
+    # run.sh tunes the Zen 5 database
+    copy=$(copy_best_db "$M" 'llvm-znver5-*' "$DB") || exit 1
     step "$PY" -m edgebench.tune --model "$M" --tuning-dir "$DB" --trials 0 --prefetch \
         --no-progress --summary "$WORK/prefetch-choice-summary.json" \
         2>&1 > "$WORK/prefetch-choice.out" \
         | grep -v -e 'Fast mode segfaults' -e '^\[choice\] round' -e '^\[choice\] built' \
         > "$RUNS/prefetch-choice.txt"
-    cp "$DB/$rel/prefetch.json" "$RUNS/prefetch-choice.json"
+    cp "$copy/prefetch.json" "$RUNS/prefetch-choice.json"
 fi
 for i in $(seq "$PROCS"); do
     [ -f "$RUNS/prefetch-walls-$i.json" ] ||
