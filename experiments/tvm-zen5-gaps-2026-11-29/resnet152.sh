@@ -17,7 +17,9 @@
 # - every conv shape as an ORT model of its own, warm and cold, beside ORT's nodes in the network
 #   and the unedited 1024-trial build's kernels (ort_alone.py): does MLAS lose time in the
 #   network too?
-# About 30 minutes on the 2-core Zen 5.
+# - each kernel of the 1024-trial build alone with one operand flushed before each call
+#   (operands.py): which one the network costs it.
+# About 35 minutes on the 2-core Zen 5.
 #
 #   bash experiments/tvm-zen5-gaps-2026-11-29/resnet152.sh
 set -uo pipefail
@@ -41,6 +43,7 @@ for base in r152-512 "$B1024"; do
     src=$base; [ -d "$src" ] || src=$WORK/$base
     label=$(basename "$base")
     [ "$label" = budget-1024 ] && label=r152-1024
+    [ -d "$WORK/$label-outer" ] && [ -f "$RUNS/loop-order-$label.txt" ] && continue
     step "$PY" "$LOOP_ORDER" --tuning-dir "$src" --out "$WORK/$label-outer" --all 2>&1 \
         | grep -v 'Fast mode segfaults' | tee "$RUNS/loop-order-$label.txt"
 done
@@ -54,3 +57,9 @@ kernels_beside_ort "$M" "$B1024" "$WORK" "$RUNS" 1024 --ceilings "$WORK/bin"
 [ -f "$RUNS/ort-alone.json" ] || step "$PY" "$HERE/ort_alone.py" --model "$M" \
     --tvm-json "$RUNS/kernels-1024.json" --json "$RUNS/ort-alone.json" 2>&1 \
     | grep -v -e 'Fast mode segfaults' -e '^\[ort-alone\]' | tee "$RUNS/ort-alone.txt"
+# Then which operand TVM's kernels pay for in the network: each kernel of the 1024-trial build
+# alone with only its weights, its output, its input or its residual flushed before each call,
+# beside warm, TVM's own flush and the network (operands.py). About 5 minutes.
+[ -f "$RUNS/operands-1024.json" ] || step "$PY" "$HERE/operands.py" --model "$M" \
+    --tuning-dir "$B1024" --lib-dir "$WORK/bin" --json "$RUNS/operands-1024.json" 2>&1 \
+    | grep -v -e 'Fast mode segfaults' -e '^\[operands\]' | tee "$RUNS/operands-1024.txt"

@@ -13,7 +13,8 @@
 #   alternated in processes of their own (4 runs each), then its per-kernel profile beside
 #   ORT's (lib.sh's tvm_against_ort).
 # - the kept database: every kernel warm, cold and in the network beside ORT's node, and every
-#   conv shape as an ORT model of its own beside ORT's nodes in the network (ort_alone.py).
+#   conv shape as an ORT model of its own beside ORT's nodes in the network (ort_alone.py),
+#   and each kernel alone with one operand flushed before each call (operands.py).
 #
 #   bash experiments/tvm-zen5-gaps-2026-11-29/squeezenet.sh
 set -uo pipefail
@@ -52,3 +53,8 @@ kernels_beside_ort "$M" "$KEPT" "$WORK" "$RUNS" kept
 [ -f "$RUNS/ort-alone.json" ] || step "$PY" "$HERE/ort_alone.py" --model "$M" \
     --tvm-json "$RUNS/kernels-kept.json" --json "$RUNS/ort-alone.json" 2>&1 \
     | grep -v -e 'Fast mode segfaults' -e '^\[ort-alone\]' | tee "$RUNS/ort-alone.txt"
+# Then which operand the kept database's kernels pay for in the network (operands.py, as
+# resnet152.sh). About 2 minutes.
+[ -f "$RUNS/operands-kept.json" ] || step "$PY" "$HERE/operands.py" --model "$M" \
+    --tuning-dir "$KEPT" --lib-dir "$WORK/bin" --json "$RUNS/operands-kept.json" 2>&1 \
+    | grep -v -e 'Fast mode segfaults' -e '^\[operands\]' | tee "$RUNS/operands-kept.txt"
