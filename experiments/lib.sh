@@ -41,6 +41,12 @@
 #                        RUNS/kernels-LABEL.*, kept on a rerun), then the build against ORT in
 #                        processes of their own, alternated, REPS runs each (default 4;
 #                        RUNS/vs-ort-LABEL.*)
+# kernels_mlas_operands MODEL TUNING_DIR WORK RUNS LABEL [ARGS...]
+#                        kernels_beside_ort (with ARGS), then every conv shape as an ORT model
+#                        of its own beside ORT's nodes in the network and those TVM kernels
+#                        (../tvm-zen5-gaps-2026-11-29/ort_alone.py: RUNS/ort-alone.*), then
+#                        each TVM kernel alone with one operand flushed (operands.py there:
+#                        RUNS/operands-LABEL.*); each kept on a rerun
 # copy_best_db MODEL TARGET_GLOB DEST
 #                        MODEL's database for the target folder matching TARGET_GLOB (e.g.
 #                        'llvm-znver5-*') in its best tuning dir, copied afresh into tuning
@@ -171,6 +177,20 @@ kernels_beside_ort() {
     step "${PY:-.venv/bin/python}" experiments/tvm-resnet152-zen4-2026-11-28/kernels_vs_ort.py \
         --model "$m" --tuning-dir "$db" --json "$runs/kernels-$label.json" "$@" \
         2> "$work/kernels-$label.log" | tee "$runs/kernels-$label.txt"
+}
+
+kernels_mlas_operands() {
+    local m=$1 db=$2 work=$3 runs=$4 label=$5 gaps=experiments/tvm-zen5-gaps-2026-11-29
+    shift 5
+    kernels_beside_ort "$m" "$db" "$work" "$runs" "$label" "$@"
+    # ORT's convs alone right after TVM's kernels: the two are set side by side
+    [ -f "$runs/ort-alone.json" ] || step "${PY:-.venv/bin/python}" "$gaps/ort_alone.py" \
+        --model "$m" --tvm-json "$runs/kernels-$label.json" --json "$runs/ort-alone.json" 2>&1 \
+        | grep -v -e 'Fast mode segfaults' -e '^\[ort-alone\]' | tee "$runs/ort-alone.txt"
+    [ -f "$runs/operands-$label.json" ] || step "${PY:-.venv/bin/python}" "$gaps/operands.py" \
+        --model "$m" --tuning-dir "$db" --lib-dir "$work/bin" \
+        --json "$runs/operands-$label.json" 2>&1 \
+        | grep -v -e 'Fast mode segfaults' -e '^\[operands\]' | tee "$runs/operands-$label.txt"
 }
 
 kernels_then_ort() {

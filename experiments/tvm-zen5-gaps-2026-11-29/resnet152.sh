@@ -39,10 +39,8 @@ mkdir -p "$WORK/bin" "$RUNS"
 [ -f "$(find "$B1024" -name database_tuning_record.json 2>/dev/null | head -1)" ] \
     || { echo "no 1024-trial database in $B1024: run ../tvm-six-models-zen5-2026-11-29/budget.sh"; exit 1; }
 copy_best_db "$M" 'llvm-znver5-*' "$WORK/r152-512" > /dev/null || exit 1
-for base in r152-512 "$B1024"; do
-    src=$base; [ -d "$src" ] || src=$WORK/$base
-    label=$(basename "$base")
-    [ "$label" = budget-1024 ] && label=r152-1024
+for pair in "r152-512:$WORK/r152-512" "r152-1024:$B1024"; do
+    label=${pair%%:*} src=${pair#*:}
     [ -d "$WORK/$label-outer" ] && [ -f "$RUNS/loop-order-$label.txt" ] && continue
     step "$PY" "$LOOP_ORDER" --tuning-dir "$src" --out "$WORK/$label-outer" --all 2>&1 \
         | grep -v 'Fast mode segfaults' | tee "$RUNS/loop-order-$label.txt"
@@ -50,16 +48,9 @@ done
 networks_in_one_process "$M" "$RUNS/networks" "$WORK/r152-512" "$WORK/r152-512-outer" \
     "$B1024" "$WORK/r152-1024-outer"
 kernels_beside_ort "$M" "$WORK/r152-1024-outer" "$WORK" "$RUNS" 1024-outer --ceilings "$WORK/bin"
-# Then ORT's side of the same question: every conv shape of the network as an ORT model of its
-# own, warm and cold, beside ORT's nodes in the network (ort_alone.py), set against the
-# unedited 1024-trial build's kernels measured just before (kernels_vs_ort.py). About 5 minutes.
-kernels_beside_ort "$M" "$B1024" "$WORK" "$RUNS" 1024 --ceilings "$WORK/bin"
-[ -f "$RUNS/ort-alone.json" ] || step "$PY" "$HERE/ort_alone.py" --model "$M" \
-    --tvm-json "$RUNS/kernels-1024.json" --json "$RUNS/ort-alone.json" 2>&1 \
-    | grep -v -e 'Fast mode segfaults' -e '^\[ort-alone\]' | tee "$RUNS/ort-alone.txt"
-# Then which operand TVM's kernels pay for in the network: each kernel of the 1024-trial build
-# alone with only its weights, its output, its input or its residual flushed before each call,
-# beside warm, TVM's own flush and the network (operands.py). About 5 minutes.
-[ -f "$RUNS/operands-1024.json" ] || step "$PY" "$HERE/operands.py" --model "$M" \
-    --tuning-dir "$B1024" --lib-dir "$WORK/bin" --json "$RUNS/operands-1024.json" 2>&1 \
-    | grep -v -e 'Fast mode segfaults' -e '^\[operands\]' | tee "$RUNS/operands-1024.txt"
+# Then ORT's side of the same question and which operand TVM's kernels pay for: the unedited
+# 1024-trial build's kernels (kernels_vs_ort.py), every conv shape as an ORT model of its own,
+# warm and cold, beside ORT's nodes in the network (ort_alone.py), and each kernel alone with
+# only its weights, output, input or residual flushed before each call (operands.py). About
+# 10 minutes.
+kernels_mlas_operands "$M" "$B1024" "$WORK" "$RUNS" 1024 --ceilings "$WORK/bin"

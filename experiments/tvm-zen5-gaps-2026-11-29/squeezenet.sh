@@ -47,14 +47,7 @@ for label in ${AGAINST_ORT:-measured-seed0 measured-seed1 kept}; do
     tvm_against_ort "$M" "$db" "$WORK/ort-$label" "$RUNS/$label"
 done
 # Then, for the kept database: every kernel warm, cold and in the network beside ORT's node
-# (kernels_vs_ort.py), and every conv shape as an ORT model of its own, warm and cold, beside
-# ORT's nodes in the network (ort_alone.py, as resnet152.sh). About 5 minutes.
-kernels_beside_ort "$M" "$KEPT" "$WORK" "$RUNS" kept
-[ -f "$RUNS/ort-alone.json" ] || step "$PY" "$HERE/ort_alone.py" --model "$M" \
-    --tvm-json "$RUNS/kernels-kept.json" --json "$RUNS/ort-alone.json" 2>&1 \
-    | grep -v -e 'Fast mode segfaults' -e '^\[ort-alone\]' | tee "$RUNS/ort-alone.txt"
-# Then which operand the kept database's kernels pay for in the network (operands.py, as
-# resnet152.sh). About 2 minutes.
-[ -f "$RUNS/operands-kept.json" ] || step "$PY" "$HERE/operands.py" --model "$M" \
-    --tuning-dir "$KEPT" --lib-dir "$WORK/bin" --json "$RUNS/operands-kept.json" 2>&1 \
-    | grep -v -e 'Fast mode segfaults' -e '^\[operands\]' | tee "$RUNS/operands-kept.txt"
+# (kernels_vs_ort.py), every conv shape as an ORT model of its own, warm and cold, beside ORT's
+# nodes in the network (ort_alone.py), and each kernel alone with one operand flushed before
+# each call (operands.py), as resnet152.sh. About 7 minutes.
+kernels_mlas_operands "$M" "$KEPT" "$WORK" "$RUNS" kept
