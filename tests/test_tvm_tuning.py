@@ -104,21 +104,41 @@ def test_channels_last_kernels_tile_at_the_vector_width(tmp_path):
     with pytest.raises(ValueError, match="design_space must be one of"):
         tuning._tune_contexts(tasks, tmp_path, avx512, "NHWC",
                               tuning.TuneConfig(design_space="wide"))
+    # multi-vector: on AVX2 a pair of 8-float vectors divides 48 channels, not 24; on AVX-512
+    # a pair of 16 divides none of them. The depthwise conv (48 channels) reduces over its
+    # window only, so it keeps one vector.
+    tasks2 = passes.extract_tasks(passes.lower_for_tuning(mod, avx2, "NHWC"), avx2)
+    cfg = tuning.TuneConfig(design_space="multi-vector")
+    _, _, spaces = tuning._tune_contexts(tasks2, tmp_path, avx2, "NHWC", cfg)
+    assert spaces == {"multi-vector": 1, "wide-vector": 2, "default": len(tasks2) - 3}, spaces
+    _, _, spaces = tuning._tune_contexts(tasks, tmp_path, avx512, "NHWC", cfg)
+    assert spaces == {"wide-vector": 3, "default": n - 3}, spaces
+    assert design_space.session_space("multi-vector", avx2, "NHWC") == "multi-vector"
+    assert design_space.session_space("multi-vector", avx2, "NCHW") == "default"
+    from converters.tvm import database
 
-    def fixed_splits(func):
-        """The constant factors of the Split instructions in the design space's sketches."""
-        space = design_space.space_for(func, avx512, "NHWC")
-        ctx = ms.TuneContext(mod=func, target=avx512, space_generator=space, task_name="t")
-        found = set()
-        for sch in ctx.generate_design_space():
-            for inst in sch.trace.insts:
-                if inst.kind.name == "Split":
-                    found |= {int(f) for f in inst.inputs[1:] if isinstance(f, tvm.tirx.IntImm)}
-        return found
+    meta = {"layout": "NHWC", "sessions": [{"design_space": {"wide-vector": 3}},
+                                           {"design_space": {"multi-vector": 2}}]}
+    assert database._profile_of(meta) == ("NHWC", "multi-vector")   # transfer keeps them apart
 
-    assert 16 in fixed_splits(convs["conv2d"])      # 48 channels: one 16-float vector
-    assert 8 in fixed_splits(convs["conv2d2"])      # 24 channels: 8 floats
-    assert not fixed_splits(convs["conv2d3"])       # default space: sampled tiles only
+    def fixed_splits(func, target=avx512, choice="auto"):
+        """The constant factors of the Split instructions in each of the design space's
+        sketches."""
+        space = design_space.space_for(func, target, "NHWC", choice)
+        ctx = ms.TuneContext(mod=func, target=target, space_generator=space, task_name="t")
+        return [{int(f) for inst in sch.trace.insts if inst.kind.name == "Split"
+                 for f in inst.inputs[1:] if isinstance(f, tvm.tirx.IntImm)}
+                for sch in ctx.generate_design_space()]
+
+    assert {16} in fixed_splits(convs["conv2d"])    # 48 channels: one 16-float vector
+    assert {8} in fixed_splits(convs["conv2d2"])    # 24 channels: 8 floats
+    assert not any(fixed_splits(convs["conv2d3"]))  # default space: sampled tiles only
+    # the union: the one-vector sketches and as many split at a pair of vectors
+    avx2_convs = conv_tasks(avx2, "NHWC")
+    got = fixed_splits(avx2_convs["conv2d"], avx2, "multi-vector")
+    assert got.count({8}) == got.count({16}) >= 1 and len(got) == 2 * got.count({8}), got
+    for one in ("conv2d1", "conv2d2"):          # depthwise; 24 channels
+        assert all(s == {8} for s in fixed_splits(avx2_convs[one], avx2, "multi-vector"))
 
 
 # ----------------------------------------------------------------------------- tuning

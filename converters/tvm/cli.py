@@ -143,8 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "target already tuned (default: reuse them; see below)")
     p.add_argument("--design-space", choices=design_space.CHOICES, default="auto",
                    help="auto (default): on CPUs, channels-last convs and matmuls tile their "
-                        "output's innermost axis at the vector width; default: MetaSchedule's "
-                        "own space for every task")
+                        "output's innermost axis at the vector width; multi-vector: that, and "
+                        "a second sketch at two vectors where they divide the channels (each "
+                        "broadcast input feeds two FMAs, as in MLAS's convs); default: "
+                        "MetaSchedule's own space for every task")
     p.add_argument("--rerank", nargs="?", type=int, const=4, default=None, metavar="K",
                    help="afterwards, re-measure each task's K best records side by side "
                         "(default 4; 3 rounds) and apply the fastest; see below")

@@ -168,9 +168,10 @@ def database_profile(db_dir) -> tuple[str, str]:
 
 
 def _profile_of(meta: dict) -> tuple[str, str]:
-    wide = any((s.get("design_space") or {}).get("wide-vector")
-               for s in meta.get("sessions", []))
-    return str(meta.get("layout") or "NCHW").upper(), "wide-vector" if wide else "default"
+    spaces = [s.get("design_space") or {} for s in meta.get("sessions", [])]
+    space = ("multi-vector" if any(s.get("multi-vector") for s in spaces) else
+             "wide-vector" if any(s.get("wide-vector") for s in spaces) else "default")
+    return str(meta.get("layout") or "NCHW").upper(), space
 
 
 def tuning_meta(db_dir, summary: dict) -> dict:

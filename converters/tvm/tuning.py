@@ -92,8 +92,7 @@ def _tune_contexts(tasks, db_dir, target, layout: str, cfg: TuneConfig):
     loggers = get_loggers_from_work_dir(str(db_dir), [t.task_name for t in tasks])
     for task, logger, seed in zip(tasks, loggers, fork_seed(cfg.seed, n=len(tasks))):
         func = task.dispatched[0]
-        space = "post-order-apply" if cfg.design_space == "default" else \
-            design_space.space_for(func, target, layout)
+        space = design_space.space_for(func, target, layout, cfg.design_space)
         name = design_space.describe(space)
         spaces[name] = spaces.get(name, 0) + 1
         contexts.append(ms.TuneContext(

@@ -118,6 +118,30 @@ def conv_node(profile_path: str) -> tuple[list[float], tuple | None]:
     return convs[0][1], convs[0][0]
 
 
+def conv_call_us(path: str, x, threads: int, calls: int, warmup: int = 3,
+                 before_each=None) -> tuple[float, tuple | None]:
+    """A node model's conv in a session of its own: ``warmup`` calls, then ``calls`` more
+    (``before_each()`` ahead of each); the conv node's median over those (us) under ORT's
+    profiler, and its shape key (``conv_node``). The session is closed before returning:
+    with another session open and idle, a node model's conv ran 2x its time in a process of
+    its own, with 5 ms stalls (a scheduler slice: the idle pool's worker kept a core)."""
+    import numpy as np
+
+    from tvm_profile import profiling_session
+
+    sess = profiling_session(path, threads)
+    feed = {"x": x}
+    for _ in range(warmup):
+        sess.run(None, feed)
+    for _ in range(calls):
+        if before_each is not None:
+            before_each()
+        sess.run(None, feed)
+    d, key = conv_node(sess.end_profiling())
+    del sess
+    return float(np.median(d[warmup:])), key
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True)
@@ -156,20 +180,10 @@ def main() -> int:
     warmup = 3
 
     def calls(c, arm):
-        # One ORT session open at a time. With the network's session open and idle, a node
-        # model's conv ran 2x its time in a process of its own, with 5 ms stalls (a scheduler
-        # slice: the idle pool's worker kept a core); deleting that session restored it.
-        sess = profiling_session(c["path"], threads)
-        feed_c = {"x": c["x"]}
-        for _ in range(warmup):
-            sess.run(None, feed_c)
-        for _ in range(args.calls):
-            if arm == "cold":
-                flush()
-            sess.run(None, feed_c)
-        d, c["ort_key"] = conv_node(sess.end_profiling())
-        c[f"{arm}_us"].append(float(np.median(d[warmup:])))
-        del sess
+        # one ORT session open at a time (conv_call_us)
+        us, c["ort_key"] = conv_call_us(c["path"], c["x"], threads, args.calls, warmup,
+                                        flush if arm == "cold" else None)
+        c[f"{arm}_us"].append(us)
 
     def network():
         net = profiling_session(onnx_path, threads)
