@@ -21,6 +21,12 @@ def test_only_channels_that_pad_cheaply_to_whole_vectors_are_padded():
     assert pad_channels.padded(24, 16) is None        # 32 would add a third
     assert pad_channels.padded(40, 8) is None
     assert pad_channels.padded(250, 8) == 256
+    # pad-pair: to whole pairs of vectors where that adds little too, else to whole vectors
+    assert pad_channels.padded_to(1000, 16) == 1008
+    assert pad_channels.padded_to(1000, 16, pair=True) == 1024
+    assert pad_channels.padded_to(200, 16, pair=True) == 208     # 224 would add 1/8
+    assert pad_channels.padded_to(1008, 16, pair=True) is None   # whole vectors stay
+    assert pad_channels.padded_to(1000, 8, pair=True) is None
     zen4 = tvm.target.Target({"kind": "llvm", "mcpu": "znver4"})
     zen3 = tvm.target.Target({"kind": "llvm", "mcpu": "znver3"})
     assert pad_channels.float_lanes(zen4) == 16 and pad_channels.float_lanes(zen3) == 8
@@ -47,6 +53,21 @@ def _head_net(classes: int):
     return Net().eval()
 
 
+def _conv_widths(mod) -> list[int]:
+    return sorted(int(b.value.ty.shape.values[1]) for b in mod["main"].body.blocks[0].bindings
+                  if getattr(getattr(b.value, "op", None), "name", "") == "relax.nn.conv2d")
+
+
+def test_pad_pair_pads_a_1000_class_head_to_whole_pairs_of_avx512_vectors():
+    from converters.tvm import importer, pad_channels, passes
+
+    zen4 = tvm.target.Target({"kind": "llvm", "mcpu": "znver4"})       # 16 floats
+    mod, _, _ = importer.import_model(_head_net(1000), (1, 3, 15, 15))
+    folded = passes.fold_batch_norm(mod)
+    assert _conv_widths(pad_channels.rewrite(folded, zen4)) == [8, 8, 1008]
+    assert _conv_widths(pad_channels.rewrite(folded, zen4, pair=True)) == [8, 8, 1024]
+
+
 def test_a_padded_head_is_sliced_back_and_keeps_parity():
     import torch
 
@@ -59,10 +80,7 @@ def test_a_padded_head_is_sliced_back_and_keeps_parity():
     rewritten = pad_channels.rewrite(passes.fold_batch_norm(mod), target)
     ops = Counter(concat_split._calls(rewritten))
     assert ops["relax.strided_slice"] == 1 and ops["relax.nn.conv2d"] == 3
-    widths = sorted(int(b.value.ty.shape.values[1]) for b in rewritten["main"].body.blocks[0]
-                    .bindings if getattr(getattr(b.value, "op", None), "name", "") ==
-                    "relax.nn.conv2d")
-    assert widths == [8, 8, pad_channels.padded(250, lanes)]
+    assert _conv_widths(rewritten) == [8, 8, pad_channels.padded(250, lanes)]
 
     x = np.random.RandomState(0).standard_normal((1, 3, 15, 15)).astype(np.float32)
     ref = net(torch.from_numpy(x)).detach().numpy()
@@ -73,7 +91,7 @@ def test_a_padded_head_is_sliced_back_and_keeps_parity():
             tvm.runtime.tensor(x)).numpy()
         # the build itself pads: its head kernel carries the slice back to 250 channels
         sliced = [t.task_name for t in res["tasks"] if "strided_slice" in t.task_name]
-        assert bool(sliced) == (form == "pad"), (form, sliced)
+        assert bool(sliced) == (form in pad_channels.PADDED), (form, sliced)
         assert got.shape == ref.shape == (1, 250)
         assert np.abs(got - ref).max() <= 1e-5, form
 

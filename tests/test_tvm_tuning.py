@@ -455,6 +455,12 @@ def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path)
     assert transfer.transfer_databases(tmp_path / "t" / db.parent.name / "m",
                                      extra=[tmp_path], auto=False) == [other]
     assert transfer.transfer_databases(other) == []
+    # The siblings are drawn on by default only in the multi-vector space, where it helped.
+    assert transfer.auto_transfer(None, "multi-vector") is True
+    assert transfer.auto_transfer(None, "wide-vector") is False
+    assert transfer.auto_transfer(None, "default") is False
+    assert transfer.auto_transfer(False, "multi-vector") is False
+    assert transfer.auto_transfer(True, "wide-vector") is True
     (tmp_path / "t").mkdir()
     with pytest.raises(ValueError, match="holds no tuning database"):
         transfer.transfer_databases(mine, extra=[tmp_path / "t"])

@@ -21,9 +21,10 @@ Options (``spec.options``, from the CLI):
                  consume them, concat_split.py; default: what the tuning database was made
                  with, ``keep`` for one from before the choice was recorded, else ``split``
                  on CPUs and ``keep`` on GPUs)
-  tvm_out_channels ``keep`` | ``pad`` (NHWC convs padded to whole vectors where that adds at
-                 most 1/16, pad_channels.py; default: the database's, ``keep`` for one from
-                 before the choice was recorded, else ``pad``)
+  tvm_out_channels ``keep`` | ``pad`` | ``pad-pair`` (NHWC convs padded to whole vectors, or
+                 to whole pairs of them, where that adds at most 1/16, pad_channels.py;
+                 default: the database's, ``keep`` for one from before the choice was
+                 recorded, else ``pad``)
   tvm_input_transpose ``kernel`` | ``conv`` (NHWC: the NCHW input transposed by a kernel of
                  its own, or read by the first conv, input_transpose.py; default: the
                  database's, ``kernel`` for one from before the choice was recorded, else

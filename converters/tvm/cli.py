@@ -89,8 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="NHWC convs whose output channels are not whole vectors of the CPU "
                         "(SqueezeNet's 1000-class conv on AVX-512): keep, or pad them to "
                         "whole vectors where that adds at most 1/16 (zero weights, sliced "
-                        "off after the conv); default: the database's, keep for one from "
-                        "before the choice, else pad")
+                        "off after the conv), or pad-pair: to whole pairs of vectors where "
+                        "that adds at most 1/16 too (1000 -> 1024 on AVX-512), for "
+                        "--design-space multi-vector's two-vector tiles; default: the "
+                        "database's, keep for one from before the choice, else pad")
     p.add_argument("--input-transpose", choices=list(input_transpose.CHOICES), default=None,
                    help="how an NHWC build reads the model's NCHW input: kernel (a transpose "
                         "kernel of its own before the first conv, as ConvertLayout leaves "
@@ -134,10 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transfer-from", nargs="+", metavar="DIR", default=None,
                    help="also pre-train the cost model on these tuning databases (a database "
                         "folder, a target folder, or a tuning dir)")
-    p.add_argument("--transfer", action="store_true",
+    p.add_argument("--transfer", action="store_true", default=None,
                    help="pre-train the cost model on the other models' databases for this "
-                        "target under --tuning-dir (same layout and design space only; off "
-                        "by default: no gain measured in the CPU default space)")
+                        "target under --tuning-dir (same layout and design space only). "
+                        "Default: on with --design-space multi-vector, where it gained 3-4 "
+                        "%% (ResNet-152, SqueezeNet 1.1), off otherwise (no gain measured in "
+                        "the CPU default space)")
+    p.add_argument("--no-transfer", dest="transfer", action="store_false",
+                   help="no pre-training on the sibling databases (--transfer-from still "
+                        "adds its own)")
     p.add_argument("--no-reuse", dest="reuse", action="store_false",
                    help="do not copy the records of kernels other models' databases for this "
                         "target already tuned (default: reuse them; see below)")

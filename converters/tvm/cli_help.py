@@ -28,16 +28,17 @@ reuse across models (on unless --no-reuse):
   --input-transpose conv).
   tuning.json and every record (tuning.reused_from) say which databases were drawn on.
 
-cost-model transfer (off unless asked for):
+cost-model transfer (on by default with --design-space multi-vector only):
   --transfer trains MetaSchedule's cost model, before the first search, on the measurements
   in the other models' databases for the same target (siblings of this model's database);
-  --transfer-from DIR adds (or names alone) other databases. Only databases tuned in the
-  same layout and design space are used. It helped in NCHW with MetaSchedule's default
-  space (network p50 4-5% lower over three seeds at 512 trials), but not in today's CPU
-  default, NHWC with vector-width tiling: 8% slower with a SqueezeNet database of that kind,
-  75% slower with the NCHW ones (docs/tvm.md, "Cost-model transfer"). Only the choice of
-  candidates changes; every record is still measured on this target. tuning.json records
-  which databases were used.
+  --transfer-from DIR adds (or names alone) other databases; --no-transfer leaves the
+  siblings out. Only databases tuned in the same layout and design space are used. It helped
+  in NCHW with MetaSchedule's default space (network p50 4-5% lower over three seeds at 512
+  trials), and in the multi-vector space on the Zen 5 (ResNet-152 3-4% faster over two
+  seeds, SqueezeNet 1.1 3%), but not in today's CPU default, NHWC with one-vector tiling:
+  8% slower with a SqueezeNet database of that kind, 75% slower with the NCHW ones
+  (docs/tvm.md, "Cost-model transfer"). Only the choice of candidates changes; every record
+  is still measured on this target. tuning.json records which databases were used.
 
 design space:
   On CPUs in NHWC, every conv and matmul whose output channels are a multiple of the vector

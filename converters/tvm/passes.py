@@ -294,7 +294,8 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
     ``concat``: ``keep``, or ``split`` to move channel concats into the convs and pools that
     consume them (concat_split.py).
     ``out_channels``: ``keep``, or ``pad`` to pad conv output channels to whole vectors of an
-    LLVM target where that adds little (pad_channels.py; NHWC only).
+    LLVM target where that adds little, ``pad-pair`` to whole pairs of them (pad_channels.py;
+    NHWC only).
     ``input_transpose``: ``kernel``, or ``conv`` to have the first conv read the NCHW input
     instead of a transpose kernel (input_transpose.py; NHWC only)."""
     import tvm
@@ -327,8 +328,9 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
     from . import fast_math
 
     mod = fold_batch_norm(mod)
-    if out_channels == "pad" and layout == "NHWC":
-        mod = pad_channels.rewrite(mod, target)     # before the split, which keeps the padding
+    if out_channels in pad_channels.PADDED and layout == "NHWC":
+        # before the split, which keeps the padding
+        mod = pad_channels.rewrite(mod, target, pair=out_channels == "pad-pair")
     if concat == "split":
         mod = concat_split.rewrite(mod)
     if layout == "NHWC":

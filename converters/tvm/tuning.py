@@ -65,9 +65,10 @@ class TuneConfig:
     conv2d: Optional[str] = None        # direct | winograd (None: passes.conv2d_for's)
     spatial_mean: Optional[str] = None  # reduce | matmul (None: passes.spatial_mean_for's)
     concat: Optional[str] = None        # keep | split (None: passes.concat_for's)
-    out_channels: Optional[str] = None  # keep | pad (None: passes.out_channels_for's)
+    out_channels: Optional[str] = None  # keep | pad | pad-pair (None: out_channels_for's)
     input_transpose: Optional[str] = None   # kernel | conv (None: passes.input_transpose_for's)
-    transfer: bool = False              # pre-train the cost model on sibling databases
+    transfer: Optional[bool] = None     # pre-train the cost model on sibling databases
+                                        # (None: transfer.auto_transfer's default)
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     reuse: bool = True                  # start shared kernels from sibling databases' records
     design_space: str = "auto"          # auto: CPU channels-last tiles at the vector width
@@ -181,13 +182,14 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     info = {"model_tasks": n_tasks, "trials_before": before["trials"], "budget": cfg.trials,
             "remaining": max(0, remaining), "trials_per_iter": per_iter,
             "max_trials_per_task": per_task_cap, "allocation": allocation,
-            "importer": used, "importer_note": note,
+            "population": cfg.population, "importer": used, "importer_note": note,
             "runner": runner_name, "runner_caches": cfg.runner_caches,
             "database": str(db_dir), "batch_size": batch, **lowering,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
             "reused_records": reused}
     profile = (layout, design_space.session_space(cfg.design_space, target, layout))
-    siblings = (transfer.transfer_databases(db_dir, cfg.transfer_from, cfg.transfer)
+    auto = transfer.auto_transfer(cfg.transfer, profile[1])
+    siblings = (transfer.transfer_databases(db_dir, cfg.transfer_from, auto)
                 if remaining > 0 else [])
     transfer_from, transfer_skipped = transfer.split_by_profile(siblings, profile)
     info["transfer_from"] = [str(p) for p in transfer_from]
@@ -267,7 +269,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
             "trials_per_iter": info["trials_per_iter"],
             "max_trials_per_task": info["max_trials_per_task"],
-            "allocation": info["allocation"],
+            "allocation": info["allocation"], "population": cfg.population,
             "trials_after": after["trials"], "tuning_s": round(tuning_s, 1),
             "interrupted": interrupted, "runner": info["runner"],
             "runner_caches": cfg.runner_caches,

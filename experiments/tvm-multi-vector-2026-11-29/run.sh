@@ -27,7 +27,8 @@ for m in $MODELS; do
     if [ ! -f "$runs/tune.json" ]; then
         # shellcheck disable=SC2046  # the flags are a word list
         step "$PY" -m edgebench.tune --model "$m" --trials 512 --tuning-dir "$WORK/multi" \
-            --no-reuse $(tvm_best_flags "$m") --design-space multi-vector --no-progress \
+            --no-reuse $(tvm_best_flags "$m") --design-space multi-vector \
+            --no-transfer --no-progress \
             --summary "$runs/tune.json" > "$WORK/tune-$m.log" 2>&1
         grep -v 'Fast mode segfaults' "$WORK/tune-$m.log" > "$runs/tune.log"
     fi

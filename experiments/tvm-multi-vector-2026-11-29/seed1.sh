@@ -20,7 +20,8 @@ mkdir -p "$WORK" "$RUNS"
 if [ ! -f "$RUNS/tune-seed1.json" ]; then
     # shellcheck disable=SC2046  # the flags are a word list
     step "$PY" -m edgebench.tune --model "$M" --trials 512 --tuning-dir "$WORK/multi-seed1" \
-        --no-reuse $(tvm_best_flags "$M") --design-space multi-vector --seed 1 --no-progress \
+        --no-reuse $(tvm_best_flags "$M") --design-space multi-vector \
+        --no-transfer --seed 1 --no-progress \
         --summary "$RUNS/tune-seed1.json" > "$WORK/tune-$M-seed1.log" 2>&1
     grep -v 'Fast mode segfaults' "$WORK/tune-$M-seed1.log" > "$RUNS/tune-seed1.log"
 fi
