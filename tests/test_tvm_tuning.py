@@ -158,6 +158,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert meta["sessions"][-1]["interrupted"] is True
     assert meta["sessions"][-1]["trials_after"] == kept
     assert meta["sessions"][-1]["measure_threads"] >= 1
+    assert meta["sessions"][-1]["population"] == 64          # the fixture's --population
     # the allocation's parameters (--trials-per-iter 4; the cap: the default rule, at least 4)
     assert meta["sessions"][-1]["trials_per_iter"] == 4
     assert meta["sessions"][-1]["max_trials_per_task"] >= 4
@@ -190,6 +191,7 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     s = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["tuning"]
     assert s["transfer_from"] == [str(sibling)]
+    assert s["population"] == 64
     assert "pre-trained on 1 other database(s) (sibling_model-3x64x64)" in r.stderr
     transfer = json.loads((db / "tuning.json").read_text(encoding="utf-8"))["sessions"][-1]["cost_model_transfer"]
     measured = [r for r in _records(sibling) if r[1][1] and max(r[1][1]) < 1e9]
@@ -461,6 +463,9 @@ def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path)
     assert transfer.auto_transfer(None, "default") is False
     assert transfer.auto_transfer(False, "multi-vector") is False
     assert transfer.auto_transfer(True, "wide-vector") is True
+    from converters.tvm.cli import build_parser                # unset, --transfer, --no-
+    assert [build_parser().parse_args(["--model", "m", *a]).transfer
+            for a in ([], ["--transfer"], ["--no-transfer"])] == [None, True, False]
     (tmp_path / "t").mkdir()
     with pytest.raises(ValueError, match="holds no tuning database"):
         transfer.transfer_databases(mine, extra=[tmp_path / "t"])

@@ -139,9 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transfer", action="store_true", default=None,
                    help="pre-train the cost model on the other models' databases for this "
                         "target under --tuning-dir (same layout and design space only). "
-                        "Default: on with --design-space multi-vector, where it gained 3-4 "
-                        "%% (ResNet-152, SqueezeNet 1.1), off otherwise (no gain measured in "
-                        "the CPU default space)")
+                        "Default: on with --design-space multi-vector, where the network "
+                        "gained 2.5-4.3 %% (ResNet-152, SqueezeNet 1.1), off otherwise (no "
+                        "gain measured in the CPU default space)")
     p.add_argument("--no-transfer", dest="transfer", action="store_false",
                    help="no pre-training on the sibling databases (--transfer-from still "
                         "adds its own)")

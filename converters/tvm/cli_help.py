@@ -34,11 +34,12 @@ cost-model transfer (on by default with --design-space multi-vector only):
   --transfer-from DIR adds (or names alone) other databases; --no-transfer leaves the
   siblings out. Only databases tuned in the same layout and design space are used. It helped
   in NCHW with MetaSchedule's default space (network p50 4-5% lower over three seeds at 512
-  trials), and in the multi-vector space on the Zen 5 (ResNet-152 3-4% faster over two
-  seeds, SqueezeNet 1.1 3%), but not in today's CPU default, NHWC with one-vector tiling:
-  8% slower with a SqueezeNet database of that kind, 75% slower with the NCHW ones
-  (docs/tvm.md, "Cost-model transfer"). Only the choice of candidates changes; every record
-  is still measured on this target. tuning.json records which databases were used.
+  trials), and in the multi-vector space on the Zen 5 (ResNet-152 3.0% and 4.3% faster over
+  two seeds, SqueezeNet 1.1 2.5%, by the fastest call), but not in today's CPU default,
+  NHWC with one-vector tiling: 8% slower with a SqueezeNet database of that kind, 75%
+  slower with the NCHW ones (docs/tvm.md, "Cost-model transfer"). Only the choice of
+  candidates changes; every record is still measured on this target. tuning.json records
+  which databases were used.
 
 design space:
   On CPUs in NHWC, every conv and matmul whose output channels are a multiple of the vector

@@ -58,10 +58,11 @@ AUTO_SPACES = ("multi-vector",)   # session design spaces where --transfer is on
 def auto_transfer(wanted, session_space: str) -> bool:
     """Whether a session pre-trains its cost model on its sibling databases: ``wanted``
     (``--transfer`` / ``--no-transfer``) if given, else on in the design spaces where it was
-    measured to help (``AUTO_SPACES``). Multi-vector, Zen 5, 512 trials: ResNet-152's network
-    0.970x and 0.957x by the fastest call over two seeds, SqueezeNet 1.1's 0.971x
-    (experiments/tvm-transfer-multi-2026-11-29/). In the one-vector space it measured no gain
-    (docs/tvm.md, "Cost-model transfer"), so it stays off there."""
+    measured to help (``AUTO_SPACES``). Multi-vector, Zen 5, 512 trials, by the fastest call
+    against the same session without transfer: ResNet-152's network 0.970x and 0.957x over
+    two seeds, SqueezeNet 1.1's 0.975x (experiments/tvm-transfer-multi-2026-11-29/). In the
+    one-vector space it measured no gain (docs/tvm.md, "Cost-model transfer"), so it stays
+    off there."""
     return bool(wanted) if wanted is not None else session_space in AUTO_SPACES
 
 
