@@ -437,6 +437,14 @@ def test_measured_allocation_halves_the_first_round_then_caps_by_measured_time(t
     shares = alloc["largest_measured_shares"]
     assert len(shares) == 2 and math.isclose(sum(t["share"] for t in shares), 1, abs_tol=2e-4)
     assert all(t["cap"] == max(16, math.ceil(8 * t["share"])) for t in shares), shares
+    # NHWC on a CPU: the max pool's candidates come from the hand-written sketch
+    # (pool_schedule): the window loops put outside the channels, vectorised; no tiles to
+    # sample and no rfactor, which MetaSchedule's generic rules give a pool
+    assert session["pool_schedule"] == "channels-last"
+    kinds = [{inst[0] for inst in rec[1][0][0]} for rec in _records(db)]
+    sketched = [k for k in kinds if {"Reorder", "Vectorize", "ComputeInline"} <= k
+                and not k & {"SamplePerfectTile", "RFactor", "SampleComputeLocation"}]
+    assert sketched and all(k & {"SamplePerfectTile"} for k in kinds if k not in sketched)
 
 
 def test_cost_model_transfer_trains_before_the_first_search(tuned_dir, tmp_path):

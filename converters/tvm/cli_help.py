@@ -51,6 +51,11 @@ design space:
   channels (not depthwise convs or pools): each broadcast input then feeds two FMAs, as in
   MLAS's convs. On the Zen 5 at 512 trials: resnet152's network 0.942x, mobilenetv2_100's
   0.897x the one-vector databases' (docs/tvm.md, "Two vectors of channels").
+  In both, channels-last max pools get a hand-written sketch (padding inlined, channels
+  vectorised, no temporary buffers; converters/tvm/pool_schedule.py) in place of
+  MetaSchedule's generic rules: squeezenet1_1's pools 0.70x alone, its network 0.995x in one
+  process (docs/tvm.md, "Max pools"). --design-space default leaves pools to the generic
+  rules too.
 
 conv2d algorithm (--conv2d; default: the database's, else direct):
   winograd rewrites every 3x3 stride-1 conv with 16+ channels into F(4x4,3x3) Winograd

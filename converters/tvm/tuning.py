@@ -37,8 +37,8 @@ from typing import Callable, Optional
 
 from edgebench.util import physical_cores
 
-from . import (database, design_space, intrinsics, machine_speed, passes, runner, scheduler,
-               targets, transfer)
+from . import (database, design_space, intrinsics, machine_speed, passes, pool_schedule,
+               runner, scheduler, targets, transfer)
 from .errors import TvmError
 from .importer import import_model
 
@@ -195,53 +195,57 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     info["transfer_from"] = [str(p) for p in transfer_from]
     info["transfer_skipped"] = transfer_skipped
     info["session_design_space"] = profile[1]
+    info["pool_schedule"] = "channels-last" if profile[1] != "default" else "generic"
     if on_start:
         on_start(info)
     t_tune = time.perf_counter()
     interrupted = False
     loop = None
     if remaining > 0:
-        t_setup = time.perf_counter()
-        contexts, weights, spaces = _tune_contexts(tasks, db_dir, target, layout, cfg)
-        info["design_space"] = spaces
-        db = ms.database.JSONDatabase(work_dir=str(db_dir))
-        cost_model = ms.cost_model.XGBModel(
-            extractor=ms.feature_extractor.PerStoreFeature(),
-            adaptive_training=True, num_tuning_cores=physical_cores())
-        warm = transfer.warm_start_cost_model(cost_model, contexts, db) if before["trials"] else 0
-        info["cost_model_warm_start_records"] = warm
-        if transfer_from:
-            info["cost_model_transfer"] = transfer.transfer_cost_model(cost_model, target,
-                                                                       transfer_from)
-        info["setup_s"] = round(time.perf_counter() - t_setup, 1)
-        measurer = runner.make_runner(cfg)
-        # Candidates measured here, on this CPU: trace its speed (machine_speed).
-        probe = machine_speed.Probe() if runner_name == "local" else None
-        builder = runner.make_builder(cfg)
-        loop = scheduler.Loop(
-            contexts, weights, db, cost_model, builder, measurer, batches,
-            caps, before["per_task"], on_update, probe,
-            first_batch=allocation.get("first_round_batch"),      # measured only
-            budget_total=cfg.trials if allocation.get("caps_from_measured_time") else None)
-        hit, old_handlers = _catch_interrupts()
-        try:
-            loop.run(remaining, stop=lambda: hit["signal"] is not None)
-            interrupted = hit["signal"] is not None
-        except BaseException:
-            # Ctrl-C/SIGTERM inside one of MetaSchedule's Python callbacks reaches us as a
-            # bare TVM RuntimeError: the flag says whether it was an interrupt.
-            if not hit["signal"]:
-                raise
-            interrupted = True
-        finally:
-            _restore_handlers(old_handlers)
-            # the runner's worker processes, and the builder's where it keeps a pool
-            for workers in (getattr(measurer, "pool", None), builder):
-                try:
-                    if hasattr(workers, "shutdown"):
-                        workers.shutdown(wait=False)
-                except Exception:  # noqa: BLE001
-                    pass
+        # hand-written pooling sketches in edgebench's CPU spaces (pool_schedule)
+        with pool_schedule.enabled(info["pool_schedule"] == "channels-last"):
+            t_setup = time.perf_counter()
+            contexts, weights, spaces = _tune_contexts(tasks, db_dir, target, layout, cfg)
+            info["design_space"] = spaces
+            db = ms.database.JSONDatabase(work_dir=str(db_dir))
+            cost_model = ms.cost_model.XGBModel(
+                extractor=ms.feature_extractor.PerStoreFeature(),
+                adaptive_training=True, num_tuning_cores=physical_cores())
+            warm = (transfer.warm_start_cost_model(cost_model, contexts, db)
+                    if before["trials"] else 0)
+            info["cost_model_warm_start_records"] = warm
+            if transfer_from:
+                info["cost_model_transfer"] = transfer.transfer_cost_model(cost_model, target,
+                                                                           transfer_from)
+            info["setup_s"] = round(time.perf_counter() - t_setup, 1)
+            measurer = runner.make_runner(cfg)
+            # Candidates measured here, on this CPU: trace its speed (machine_speed).
+            probe = machine_speed.Probe() if runner_name == "local" else None
+            builder = runner.make_builder(cfg)
+            loop = scheduler.Loop(
+                contexts, weights, db, cost_model, builder, measurer, batches,
+                caps, before["per_task"], on_update, probe,
+                first_batch=allocation.get("first_round_batch"),      # measured only
+                budget_total=cfg.trials if allocation.get("caps_from_measured_time") else None)
+            hit, old_handlers = _catch_interrupts()
+            try:
+                loop.run(remaining, stop=lambda: hit["signal"] is not None)
+                interrupted = hit["signal"] is not None
+            except BaseException:
+                # Ctrl-C/SIGTERM inside one of MetaSchedule's Python callbacks reaches us as a
+                # bare TVM RuntimeError: the flag says whether it was an interrupt.
+                if not hit["signal"]:
+                    raise
+                interrupted = True
+            finally:
+                _restore_handlers(old_handlers)
+                # the runner's worker processes, and the builder's where it keeps a pool
+                for workers in (getattr(measurer, "pool", None), builder):
+                    try:
+                        if hasattr(workers, "shutdown"):
+                            workers.shutdown(wait=False)
+                    except Exception:  # noqa: BLE001
+                        pass
     run_trials = loop.done if loop else 0
     state = loop.state if loop else {"errors": 0, "build_errors": 0, "first_error": None}
     stale = database.reranked_dir(db_dir)
@@ -277,6 +281,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "cost_model_transfer": info.get("cost_model_transfer"),
             "reused_records": reused,
             "design_space": info.get("design_space"),
+            "pool_schedule": info["pool_schedule"],
             "machine_speed": speed, "phases": phases, "builder_pool": cfg.builder_pool,
             "target": targets.target_dict(target), "errors": state["errors"],
             "build_errors": state["build_errors"], **targets.tvm_versions()})

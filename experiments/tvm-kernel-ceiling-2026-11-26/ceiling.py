@@ -163,6 +163,9 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--ort-runs", type=int, default=10, help="ORT inferences per round")
     p.add_argument("--cache-dir", default="results/cache", help="where the ONNX export goes")
+    p.add_argument("--design-space", default="auto",
+                   help="the extra trials' design space: the database's own (edgebench.tune "
+                   "--design-space; the database does not record it)")
     p.add_argument("--json")
     args = p.parse_args()
 
@@ -202,7 +205,10 @@ def main() -> int:
         cfg = tuning.TuneConfig(op_names=[t.task_name], reuse=False,
                                 layout=passes.layout_for(target, src),
                                 conv2d=passes.conv2d_for(src), trials=have + args.extra,
-                                max_trials_per_task=have + args.extra)
+                                max_trials_per_task=have + args.extra,
+                                # the task's own records warm-start the cost model; no
+                                # sibling database's (transfer stays off in any space)
+                                design_space=args.design_space, transfer=False)
         t0 = time.perf_counter()
         res = tuning.tune(m.spec.build(), m.spec.input_size, 1, target, dst, cfg, spec=m.spec)
         tuned.append({"task": t.task_name, "trials_before": have,
@@ -274,7 +280,8 @@ def main() -> int:
             row[f"{arm}_gflops"] = round(2 * macs / us / 1e3, 1) if us else None
         rows.append(row)
     out = {**m.header(), "from": str(src), "to": str(dst), "extra": args.extra,
-           "rerank_top_k": args.rerank, "rounds": args.rounds, "ort_runs_per_round":
+           "design_space": args.design_space, "rerank_top_k": args.rerank,
+           "rounds": args.rounds, "ort_runs_per_round":
            args.ort_runs, "tuned": tuned,
            "rerank": {k: rr[k] for k in ("tasks", "changed", "seconds", "per_task")},
            "kernels": rows}
