@@ -283,13 +283,13 @@ def test_a_reading_that_never_changes_over_a_window_is_said(tmp_path, monkeypatc
         mon = Monitor(interval_s=0.02, power=InaSysfsSource(str(root))).start()
         with mon.window() as w:
             w.n_items = 10
-            # 0.35 s each side of the move (0.2 before): with 0.2 the test failed once in the
-            # fast lane (11-28, not reproduced alone or under load); the wider window leaves
-            # the sampler thread room when the other test worker starves it
-            time.sleep(0.35)
+            # 0.6 s each side of the move: with 0.2 (11-28) and 0.35 (11-29) the test failed
+            # once each in the fast lane, never alone or under load; a wider window leaves the
+            # sampler thread room when the other test worker starves it
+            time.sleep(0.6)
             if move:
                 cpu_current.write_text("640")
-            time.sleep(0.35)
+            time.sleep(0.6)
         mon.stop()
         return mon.power_summary()[0]
 
