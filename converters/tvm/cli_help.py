@@ -53,7 +53,7 @@ design space:
   0.897x the one-vector databases' (docs/tvm.md, "Two vectors of channels").
   In both, channels-last max pools get a hand-written sketch (padding inlined, channels
   vectorised, no temporary buffers; converters/tvm/pool_schedule.py) in place of
-  MetaSchedule's generic rules: squeezenet1_1's pools 0.70x alone, its network 0.995x in one
+  MetaSchedule's generic rules: squeezenet1_1's pools 0.71x alone, its network 0.995x in one
   process (docs/tvm.md, "Max pools"). --design-space default leaves pools to the generic
   rules too.
 

@@ -30,6 +30,11 @@ MIN_LANES = 4          # narrower than SSE's 4 floats is not worth a fixed split
 CHOICES = ("auto", "default", "multi-vector")   # --design-space / TuneConfig.design_space
 
 
+def region_buffer(region):
+    """A block's read or write region's buffer (``source`` on TVM 0.27's TensorRegion)."""
+    return region.buffer if hasattr(region, "buffer") else region.source
+
+
 def _reduction_outputs(func) -> list:
     """The buffers written by the blocks MultiLevelTiling works on: those with a reduction."""
     from tvm import s_tir, tirx
@@ -44,8 +49,7 @@ def _reduction_outputs(func) -> list:
         block = sch.get(rv)
         if len(block.writes) == 1 and any(iv.iter_type == tirx.IterVar.CommReduce
                                           for iv in block.iter_vars):
-            w = block.writes[0]
-            found.append(w.buffer if hasattr(w, "buffer") else w.source)
+            found.append(region_buffer(block.writes[0]))
     return found
 
 

@@ -13,8 +13,8 @@ Here, with the rule registered, such a block is scheduled as a vector kernel: th
 inlined into the read, the window loops outside the channel loop, channels vectorised, and
 the outer pixels parallel. Two sketches differ in what is parallel (output rows, or rows x
 columns, which balances 13 rows over 2 cores); MetaSchedule's root rule still samples the
-unroll. SqueezeNet 1.1's three pools, alone and warm: 67.5 against 44.4 us an inference
-(``experiments/tvm-pool-schedule-2026-11-29/``).
+unroll. SqueezeNet 1.1's three pools, alone and warm: 53.6 against 38.1 us an inference
+(``experiments/tvm-pool-schedule-2026-11-29/runs/squeezenet1_1/pools.txt``).
 
 A pool whose innermost output axis does not read the input's innermost axis one for one
 (NCHW: the width, read at the stride) keeps TVM's generic rules, as when no rule is
@@ -31,6 +31,13 @@ REGISTERED_AS = "s_tir.meta_schedule.cpu." + RULE
 _state = {"on": False, "registered": False}
 
 
+def for_space(session_space: str) -> str:
+    """What a tuning session's pools get, by ``design_space.session_space``'s name:
+    "channels-last" (the sketches) in edgebench's CPU spaces, "generic" (TVM's rules) in
+    the default one, which GPU targets and NCHW builds always get."""
+    return "generic" if session_space == "default" else "channels-last"
+
+
 def _iter_kinds(sch, block) -> list:
     """(loop, is_reduction, extent) for each loop of an unscheduled block, outermost first
     (one loop per block variable, as TOPI's compute gives)."""
@@ -44,19 +51,17 @@ def _iter_kinds(sch, block) -> list:
             for loop, iv in zip(loops, ivs)]
 
 
-def _buffer(region):
-    """A read or write region's buffer (``source`` on TVM 0.27's TensorRegion)."""
-    return region.buffer if hasattr(region, "buffer") else region.source
-
-
 def channels_last(sch, block) -> bool:
     """Whether the block's innermost spatial variable indexes the innermost axis of the
     buffer it reads, one for one: channels in NHWC (in NCHW it is the width, at a stride)."""
     from tvm import tirx
 
+    from .design_space import region_buffer
+
     node = sch.get(block)
     spatial = [iv.var for iv in node.iter_vars if iv.iter_type == tirx.IterVar.DataPar]
-    inputs = [r for r in node.reads if not _buffer(r).same_as(_buffer(node.writes[0]))]
+    out = region_buffer(node.writes[0])
+    inputs = [r for r in node.reads if not region_buffer(r).same_as(out)]
     if not spatial or len(inputs) != 1 or not len(inputs[0].region):
         return False
     inner = inputs[0].region[-1]

@@ -195,7 +195,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     info["transfer_from"] = [str(p) for p in transfer_from]
     info["transfer_skipped"] = transfer_skipped
     info["session_design_space"] = profile[1]
-    info["pool_schedule"] = "channels-last" if profile[1] != "default" else "generic"
+    info["pool_schedule"] = pool_schedule.for_space(profile[1])
     if on_start:
         on_start(info)
     t_tune = time.perf_counter()
