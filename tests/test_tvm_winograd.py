@@ -1,6 +1,7 @@
-"""Winograd F(4x4, 3x3) for TVM's 3x3 stride-1 NHWC convs (converters/tvm/winograd.py):
-the transform matrices, which convs the rewrite takes, a real build against PyTorch, and a
-real tuning session whose database then selects the Winograd build."""
+"""Winograd F(4x4, 3x3) and F(2x2, 3x3) for TVM's 3x3 stride-1 NHWC convs
+(converters/tvm/winograd.py): the transform matrices, which convs the rewrite takes and with
+which tile, real builds against PyTorch, and a real tuning session whose database then
+selects the Winograd build."""
 from __future__ import annotations
 
 import json
@@ -84,14 +85,53 @@ def test_rewrite_takes_only_3x3_stride_1_convs_with_enough_channels():
         assert sum("winograd" in k for k in _kernels(wino)) == n, (min_output, _kernels(wino))
 
 
+def _tiles(mod) -> list[int]:
+    """m of each Winograd kernel's F(m x m, 3 x 3), read from the shape of its transformed
+    weight U (alpha, alpha, CO, CI), alpha = m + 2."""
+    import re
+
+    found = []
+    for gv, f in mod.functions_items():
+        if isinstance(f, tvm.tirx.PrimFunc) and "winograd" in gv.name_hint:
+            head = next(line for line in f.script().splitlines() if "def main(" in line)
+            alphas = re.findall(r"T\.Buffer\(\(T\.int64\((\d+)\), T\.int64\(\1\), T\.int64\(\d+\), "
+                                r"T\.int64\(\d+\)\)", head)
+            alphas = [int(a) for a in alphas if int(a) > 1]     # not a (1, 1, 1, C) bias
+            assert len(alphas) == 1, head           # one (alpha, alpha, CO, CI) operand: U
+            found.append(alphas[0] - 2)
+    return sorted(found)
+
+
+def test_fit_tiles_each_conv_by_the_output_it_covers():
+    from converters.tvm import winograd
+
+    assert winograd.tile_for(56, 56, fit=True) == 4 and winograd.tile_for(28, 28, True) == 4
+    assert winograd.tile_for(14, 14, fit=True) == 2           # ResNet's 14x14: F(2x2) ...
+    assert winograd.tile_for(28, 14, fit=True) == 2           # ... F(4x4) would pad 31 %
+    assert winograd.tile_for(55, 55, fit=True) == 4           # SqueezeNet's: 56x56, 3.7 %
+    assert winograd.tile_for(27, 27, fit=True) == 4           # 28x28, 7.5 %
+    assert winograd.tile_for(13, 13, fit=True) is None         # 16x16 or 14x14: too much
+    assert winograd.tile_for(7, 7, fit=True) is None           # ResNet's 7x7: 8x8, 31 %
+    assert winograd.tile_for(7, 7, fit=False) == winograd.TILE == 4
+    # In a lowering: 10x10 (padded conv) takes F(2x2), 8x8 (unpadded) F(4x4) ...
+    wino, _ = _lowered("winograd-fit", shape=(1, 3, 10, 10))
+    assert _tiles(wino) == [2, 4], _kernels(wino)
+    # ... and ``winograd`` F(4x4) for both; at 13x11 and 11x9 ``winograd-fit`` takes none
+    # (F(2x2) would pad them 17 % and 21 %).
+    assert _tiles(_lowered("winograd", shape=(1, 3, 10, 10))[0]) == [4, 4]
+    wino, _ = _lowered("winograd-fit")
+    assert _tiles(wino) == [] and sum(k.startswith("fused_conv2d") for k in _kernels(wino)) == 5
+
+
 def test_winograd_needs_nhwc():
     from converters.tvm import importer, passes, targets
     from converters.tvm.errors import TvmError
 
     target = tvm.target.Target(targets.host_target_dict())
     mod, _, _ = importer.import_model(_net(), (1, 3, 8, 8))
-    with pytest.raises(TvmError, match="NHWC"):
-        passes.lower_for_tuning(mod, target, "NCHW", "winograd")
+    for conv2d in ("winograd", "winograd-fit"):
+        with pytest.raises(TvmError, match="NHWC"):
+            passes.lower_for_tuning(mod, target, "NCHW", conv2d)
     with pytest.raises(TvmError, match="tvm_conv2d must be one of"):
         passes.lower_for_tuning(mod, target, "NHWC", "fft")
 
@@ -109,7 +149,7 @@ def test_conv2d_choice_comes_from_the_option_then_the_database(tmp_path):
     assert passes.conv2d_for(None, "WINOGRAD") == "winograd"
 
 
-@pytest.mark.slow   # 24 s on 2 cores: two untuned builds
+@pytest.mark.slow   # 24 s on 2 cores: three untuned builds
 def test_winograd_build_matches_pytorch():
     import torch
     from tvm.runtime.vm import VirtualMachine
@@ -124,6 +164,14 @@ def test_winograd_build_matches_pytorch():
         vm = VirtualMachine(build.compile_module(lowered, target), tvm.cpu())
         out = vm["main"](tvm.runtime.tensor(x.numpy())).numpy()
         assert np.abs(out - ref).max() <= 1e-4, (conv2d, np.abs(out - ref).max())
+    # F(2x2) and F(4x4) side by side (winograd-fit at 10x10: the tiles of the test above).
+    x = torch.randn(1, 3, 10, 10, generator=torch.Generator().manual_seed(3))
+    with torch.inference_mode():
+        ref = _net()(x).numpy()
+    lowered, target = _lowered("winograd-fit", shape=(1, 3, 10, 10))
+    vm = VirtualMachine(build.compile_module(lowered, target), tvm.cpu())
+    out = vm["main"](tvm.runtime.tensor(x.numpy())).numpy()
+    assert np.abs(out - ref).max() <= 1e-4, np.abs(out - ref).max()
 
 
 @pytest.mark.slow

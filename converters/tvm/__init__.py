@@ -12,8 +12,9 @@ Options (``spec.options``, from the CLI):
   tvm_importer   ``auto`` (torch.export, ONNX if that fails) | ``torch.export`` | ``onnx``
   tvm_layout     conv2d layout TVM computes in: ``NCHW`` | ``NHWC`` (default: the layout the
                  tuning database was made with, else NHWC on CPUs and NCHW on GPUs)
-  tvm_conv2d     ``direct`` | ``winograd`` (3x3 stride-1 convs, NHWC; default: what the tuning
-                 database was made with, else direct)
+  tvm_conv2d     ``direct`` | ``winograd`` | ``winograd-fit`` (3x3 stride-1 convs, NHWC: F(4x4)
+                 everywhere, or per conv the tile that fits its output; default: what the
+                 tuning database was made with, else direct)
   tvm_spatial_mean ``reduce`` | ``matmul`` (NHWC means over height and width; default: what
                  the tuning database was made with, ``reduce`` for one from before the choice
                  was recorded, else ``matmul``)
@@ -77,7 +78,7 @@ from edgebench.util import atomic_write_json
 
 from .. import register
 from ..base import Artifact, Availability, Converter, ModelSpec, Predictor, SkipVariant
-from . import build, database, pad_channels, passes, targets
+from . import build, database, pad_channels, passes, targets, winograd
 from .errors import TargetError
 from .predictor import TvmPredictor
 
@@ -237,7 +238,10 @@ class TvmConverter(Converter):
         key = spec.key("tvm", targets.target_json(ctx["target"]),
                        database.database_fingerprint(ctx["db_dir"]), targets.tvm_versions(),
                        passes.PIPELINE_VERSION, ctx["importer"], ctx["layout"],
-                       *(() if ctx["conv2d"] == "direct" else (ctx["conv2d"],)),
+                       # with winograd-fit, the padding threshold decides which convs are rewritten
+                       *(() if ctx["conv2d"] == "direct" else
+                         (f"winograd-fit-{winograd.FIT_WASTE}",) if ctx["conv2d"] == "winograd-fit"
+                         else (ctx["conv2d"],)),
                        # the threshold decides which means are rewritten
                        *(() if ctx["spatial_mean"] == "reduce" else
                          (f"mean-{ctx['spatial_mean']}-{passes.SPATIAL_MEAN_MIN_PIXELS}",)),

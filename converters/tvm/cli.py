@@ -71,9 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="conv2d layout TVM computes in (default: the database's, else NHWC "
                         "on CPUs, NCHW on GPUs)")
     p.add_argument("--conv2d", choices=list(winograd.CHOICES), default=None,
-                   help="how 3x3 stride-1 convs are computed: direct, or winograd (F(4x4,3x3), "
-                        "NHWC only; fewer multiplies, a larger weight; default: the "
-                        "database's, else direct)")
+                   help="how 3x3 stride-1 convs are computed: direct; winograd (F(4x4,3x3), "
+                        "NHWC only; fewer multiplies, a larger weight); or winograd-fit (per "
+                        "conv the largest tile that covers its output with at most 10%% of "
+                        "it padding: F(4x4), else F(2x2), else direct); default: the "
+                        "database's, else direct")
     p.add_argument("--spatial-mean", choices=list(passes.SPATIAL_MEANS), default=None,
                    help="how NHWC means over height and width (squeeze-excitation, global "
                         "pooling) are computed: reduce, or matmul (a GEMV by a row of 1/HW, "

@@ -38,8 +38,8 @@ def validate(args) -> dict:
             runner.parse_tracker(args.rpc_tracker)
         except ValueError as e:
             raise UsageError(str(e)) from None
-    if getattr(args, "conv2d", None) == "winograd" and args.layout == "NCHW":
-        raise UsageError("--conv2d winograd needs the NHWC layout (TVM schedules its "
+    if getattr(args, "conv2d", None) not in (None, "direct") and args.layout == "NCHW":
+        raise UsageError(f"--conv2d {args.conv2d} needs the NHWC layout (TVM schedules its "
                          "transforms in NHWC): drop --layout NCHW")
     if getattr(args, "spatial_mean", None) == "matmul" and args.layout == "NCHW":
         raise UsageError("--spatial-mean matmul applies to NHWC means (in NCHW the mean's "

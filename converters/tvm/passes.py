@@ -287,8 +287,9 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
     """Relax module -> fused Relax + TIR module whose PrimFuncs are the tuning workloads.
 
     ``layout``: the conv2d data layout TVM computes in (the model's input stays NCHW).
-    ``conv2d``: ``direct``, or ``winograd`` for the 3x3 stride-1 convs (NHWC only;
-    winograd.py), those with an output of at least ``winograd_min_output`` pixels a side.
+    ``conv2d``: ``direct``, or ``winograd`` (F(4x4)) / ``winograd-fit`` (the tile that fits
+    each output) for the 3x3 stride-1 convs (NHWC only; winograd.py), those with an output
+    of at least ``winograd_min_output`` pixels a side.
     ``spatial_mean``: ``reduce``, or ``matmul`` for NHWC means over height and width
     (``spatial_mean_as_matmul``; NCHW builds keep the reduction).
     ``concat``: ``keep``, or ``split`` to move channel concats into the convs and pools that
@@ -320,8 +321,8 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
     if input_transpose not in input_transpose_.CHOICES:
         raise TvmError(f"tvm_input_transpose must be one of "
                        f"{', '.join(input_transpose_.CHOICES)} (got '{input_transpose}')")
-    if conv2d == "winograd" and layout != "NHWC":
-        raise TvmError("tvm_conv2d winograd needs the NHWC layout (its TVM schedules are "
+    if winograd.is_winograd(conv2d) and layout != "NHWC":
+        raise TvmError(f"tvm_conv2d {conv2d} needs the NHWC layout (its TVM schedules are "
                        f"NHWC's; got {layout})")
     convert = [relax.transform.ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]}),
                relax.transform.CanonicalizeBindings()] if layout == "NHWC" else []
@@ -345,8 +346,9 @@ def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct",
             mod = input_transpose_.rewrite(mod)
         if fast_math.applies_to(target):
             mod = fast_math.rewrite(mod)
-        if conv2d == "winograd":
-            mod = winograd.rewrite(mod, min_output=winograd_min_output)
+        if winograd.is_winograd(conv2d):
+            mod = winograd.rewrite(mod, min_output=winograd_min_output,
+                                   fit=conv2d == "winograd-fit")
         if layout == "NHWC" and spatial_mean == "matmul":
             mod = spatial_mean_as_matmul(mod)
         return tvm.transform.Sequential([

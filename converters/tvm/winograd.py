@@ -22,6 +22,14 @@ Which convs: 3x3 kernel, stride 1, dilation 1, groups 1, symmetric padding of 0 
 float32, constant weights, and at least ``MIN_CHANNELS`` input and output channels (the GEMM
 reduces over the input channels: with a handful of them the transforms cost more than the
 multiplies they save; VGG's first conv has 3). Everything else keeps the direct conv.
+
+Which tile (``tile_for``): ``winograd`` uses F(4x4) everywhere. ``winograd-fit`` gives each
+conv the largest tile whose tiles cover its output with at most ``FIT_WASTE`` of it padding:
+F(4x4), else F(2x2) (16 multiplies per 2x2 tile instead of 36, U 16/9 the direct weight
+instead of 4x), else the direct conv. A padded tile computes outputs nobody reads, and its
+larger U is streamed from memory all the same. ResNet-152's 3x3 convs at 14x14 hold most of
+its time; F(4x4) pads them to 16x16 (31 % more) and did not gain there
+(experiments/tvm-winograd-2026-11-26/); F(2x2) covers them exactly.
 """
 from __future__ import annotations
 
@@ -29,9 +37,31 @@ import numpy as np
 
 from .relax_rewrite import dense_conv2d
 
-TILE = 4             # m of F(m x m, 3 x 3)
+TILE = 4             # m of F(m x m, 3 x 3) for ``winograd``
+FIT_TILES = (4, 2)   # ``winograd-fit``: the first whose tiles cover the output ...
+FIT_WASTE = 0.10     # ... with at most this fraction of it padding
 MIN_CHANNELS = 16
-CHOICES = ("direct", "winograd")    # --conv2d / TuneConfig.conv2d / tvm_conv2d
+CHOICES = ("direct", "winograd", "winograd-fit")    # --conv2d / TuneConfig.conv2d / tvm_conv2d
+
+
+def is_winograd(conv2d: str) -> bool:
+    """Whether the ``conv2d`` choice rewrites 3x3 convs into Winograd (every choice but
+    ``direct``)."""
+    return conv2d != "direct"
+
+
+def tile_for(out_h: int, out_w: int, fit: bool) -> int | None:
+    """m of F(m x m, 3 x 3) for a conv with an ``out_h`` x ``out_w`` output, or None to keep
+    it direct. Without ``fit``: ``TILE``. With it: the first of ``FIT_TILES`` whose tiles
+    cover the output with at most ``FIT_WASTE`` of its area padding (56x56 and 55x55 take
+    F(4x4), 14x14 F(2x2), 13x13 and 7x7 neither), else None."""
+    if not fit:
+        return TILE
+
+    def covered(m: int) -> int:
+        return -(-out_h // m) * m * (-(-out_w // m) * m)
+
+    return next((m for m in FIT_TILES if covered(m) <= (1 + FIT_WASTE) * out_h * out_w), None)
 
 
 def transform_matrices(m: int = TILE):
@@ -128,11 +158,11 @@ def constant_weight(bb, w) -> np.ndarray | None:
     return v.transpose([int(a) for a in axes]) if axes is not None else v.transpose()
 
 
-def eligible(call, min_output: int = 0) -> int | None:
-    """The padding (0 or 1) of a Relax ``conv2d`` call this rewrite takes, else None. Only
-    the call's attributes and types are read: the weight's value is fetched (a numpy copy)
-    for the convs that pass. ``min_output``: take only convs whose output is at least that
-    many pixels in height and width (0: any)."""
+def eligible(call, min_output: int = 0) -> tuple[int, int, int] | None:
+    """(padding (0 or 1), output height, output width) of a Relax ``conv2d`` call this
+    rewrite takes, else None. Only the call's attributes and types are read: the weight's
+    value is fetched (a numpy copy) for the convs that pass. ``min_output``: take only convs
+    whose output is at least that many pixels in height and width (0: any)."""
     if not dense_conv2d(call, "NHWC"):
         return None
     a = call.attrs
@@ -154,21 +184,26 @@ def eligible(call, min_output: int = 0) -> int | None:
     if (kh, kw) != (3, 3) or ci < MIN_CHANNELS or co < MIN_CHANNELS:
         return None
     pad = pad.pop()
-    if min(h, w) + 2 * pad - 2 < min_output:          # stride 1: out = in + 2 pad - 2
+    oh, ow = h + 2 * pad - 2, w + 2 * pad - 2           # stride 1
+    if min(oh, ow) < min_output:
         return None
-    return pad
+    return pad, oh, ow
 
 
-def rewrite(mod, m: int = TILE, min_output: int = 0):
+def rewrite(mod, min_output: int = 0, fit: bool = False):
     """Every eligible NHWC conv2d with constant weights (``eligible``'s ``min_output``) ->
-    the Winograd TE compute with U as a constant."""
+    the Winograd TE compute with U as a constant, in F(``tile_for``) (``fit``: per conv)."""
     from tvm import relax
 
     from .relax_rewrite import rewrite_calls
 
     def rule(bb, call):
-        pad = eligible(call, min_output)
-        if pad is None:
+        taken = eligible(call, min_output)
+        if taken is None:
+            return None
+        pad, oh, ow = taken
+        m = tile_for(oh, ow, fit)
+        if m is None:
             return None
         weight = constant_weight(bb, call.args[1])
         if weight is None:
