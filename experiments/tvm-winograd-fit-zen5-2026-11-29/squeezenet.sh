@@ -10,8 +10,11 @@
 # 3. against ORT: parity, 4 alternated runs, a per-kernel profile (tvm_against_ort);
 # 4. tuned again with --conv2d winograd-fit, which leaves the two 13x13 convs direct (F(4x4)
 #    pads them 51 %; in 3.'s profile they ran 1.60x and 1.22x their tuned time);
-# 5. the three databases' networks in one process, and the fit one against ORT as in 3.
-# About 45 minutes on the 2-core Zen 5. The direct database is restored from
+# 5. the three databases' networks in one process, and the fit one against ORT as in 3.;
+# 6. the F(4x4) database at 1 and 2 threads against ORT at 1 and 2, beside a probe of the
+#    vCPU pair (../tvm-vcpu-pair-2026-11-27/threads_vs_ort.py, 6 blocks): does TVM lose more
+#    than ORT in the VM's slow phases with one thread too, or only with two?
+# About 55 minutes on the 2-core Zen 5. The direct database is restored from
 # experiments/tvm-databases/pool-schedule/ where missing.
 #
 #   bash experiments/tvm-winograd-fit-zen5-2026-11-29/squeezenet.sh
@@ -53,3 +56,6 @@ mkdir -p "$WORK/ort-$M-fit"
 tune_winograd winograd-fit "$WORK/tuning-fit" "$FIT"
 networks_in_one_process "$M" "$FIT/networks" "$DIRECT" "$WORK/tuning" "$WORK/tuning-fit"
 [ -f "$FIT/vs-ort.json" ] || tvm_against_ort "$M" "$WORK/tuning-fit" "$WORK/ort-$M-fit" "$FIT"
+[ -f "$RUNS/threads.json" ] || step "$PY" experiments/tvm-vcpu-pair-2026-11-27/threads_vs_ort.py \
+    compare --model "$M" --tuning-dir "$WORK/tuning" --reps 6 --json "$RUNS/threads.json" 2>&1 \
+    | grep -v 'Fast mode segfaults' | tee "$RUNS/threads.txt"
