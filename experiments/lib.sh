@@ -11,6 +11,8 @@
 # keep_records HERE OUT TUNING_DIR MODELS FILES...
 #                        copy each model's FILES from OUT/<model>/ and its database's
 #                        tuning.json into HERE/runs/<model>/ (the databases stay git-ignored)
+# tune_from_nothing MODEL TUNING_DIR RUNS LOG FLAG...
+#                        MODEL tuned at 512 trials with FLAG... unless RUNS/tune.json exists
 # tvm_best_db MODEL      the tuning dir of MODEL's best TVM database so far (issue 33's table),
 #                        restored from experiments/tvm-databases/ where the git-ignored copy
 #                        is missing (a fresh checkout)
@@ -96,6 +98,20 @@ keep_records() {
         [ -n "$t" ] && cp "$t/tuning.json" "$here/runs/$m/tuning.json"
     done
     return 0
+}
+
+# tune_from_nothing MODEL TUNING_DIR RUNS LOG FLAG...: MODEL tuned from nothing at 512 trials
+# into TUNING_DIR with FLAG..., unless RUNS/tune.json exists; its summary is RUNS/tune.json,
+# its log LOG and RUNS/tune.log (without TVM's "Fast mode segfaults" lines)
+tune_from_nothing() {
+    local m=$1 dir=$2 runs=$3 log=$4
+    shift 4
+    [ -f "$runs/tune.json" ] && return 0
+    mkdir -p "$runs"
+    step "${PY:-.venv/bin/python}" -m edgebench.tune --model "$m" --trials 512 \
+        --tuning-dir "$dir" --no-reuse --no-progress --summary "$runs/tune.json" "$@" \
+        > "$log" 2>&1
+    grep -v 'Fast mode segfaults' "$log" > "$runs/tune.log"
 }
 
 tvm_best_db() {

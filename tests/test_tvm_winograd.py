@@ -113,6 +113,9 @@ def test_fit_tiles_each_conv_by_the_output_it_covers():
     assert winograd.tile_for(13, 13, fit=True) is None         # 16x16 or 14x14: too much
     assert winograd.tile_for(7, 7, fit=True) is None           # ResNet's 7x7: 8x8, 31 %
     assert winograd.tile_for(7, 7, fit=False) == winograd.TILE == 4
+    # The threshold decides the convs taken, so a compiled library's cache key carries it.
+    assert winograd.cache_tag("direct") is None and winograd.cache_tag("winograd") == "winograd"
+    assert winograd.cache_tag("winograd-fit") == f"winograd-fit-{winograd.FIT_WASTE}"
     # In a lowering: 10x10 (padded conv) takes F(2x2), 8x8 (unpadded) F(4x4) ...
     wino, _ = _lowered("winograd-fit", shape=(1, 3, 10, 10))
     assert _tiles(wino) == [2, 4], _kernels(wino)

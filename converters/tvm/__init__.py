@@ -238,10 +238,8 @@ class TvmConverter(Converter):
         key = spec.key("tvm", targets.target_json(ctx["target"]),
                        database.database_fingerprint(ctx["db_dir"]), targets.tvm_versions(),
                        passes.PIPELINE_VERSION, ctx["importer"], ctx["layout"],
-                       # with winograd-fit, the padding threshold decides which convs are rewritten
-                       *(() if ctx["conv2d"] == "direct" else
-                         (f"winograd-fit-{winograd.FIT_WASTE}",) if ctx["conv2d"] == "winograd-fit"
-                         else (ctx["conv2d"],)),
+                       *(() if winograd.cache_tag(ctx["conv2d"]) is None else
+                         (winograd.cache_tag(ctx["conv2d"]),)),
                        # the threshold decides which means are rewritten
                        *(() if ctx["spatial_mean"] == "reduce" else
                          (f"mean-{ctx['spatial_mean']}-{passes.SPATIAL_MEAN_MIN_PIXELS}",)),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from edgebench.errors import UsageError, check_out_dir
 
-from . import export, runner, targets, transfer
+from . import export, runner, targets, transfer, winograd
 from .errors import ExportError, TargetError
 
 
@@ -38,7 +38,7 @@ def validate(args) -> dict:
             runner.parse_tracker(args.rpc_tracker)
         except ValueError as e:
             raise UsageError(str(e)) from None
-    if getattr(args, "conv2d", None) not in (None, "direct") and args.layout == "NCHW":
+    if winograd.is_winograd(getattr(args, "conv2d", None) or "direct") and args.layout == "NCHW":
         raise UsageError(f"--conv2d {args.conv2d} needs the NHWC layout (TVM schedules its "
                          "transforms in NHWC): drop --layout NCHW")
     if getattr(args, "spatial_mean", None) == "matmul" and args.layout == "NCHW":

@@ -50,6 +50,14 @@ def is_winograd(conv2d: str) -> bool:
     return conv2d != "direct"
 
 
+def cache_tag(conv2d: str) -> str | None:
+    """What a compiled library's cache key carries for the ``conv2d`` choice: nothing for
+    ``direct``; for ``winograd-fit`` the padding threshold too, which decides the convs taken."""
+    if not is_winograd(conv2d):
+        return None
+    return f"{conv2d}-{FIT_WASTE}" if conv2d == "winograd-fit" else conv2d
+
+
 def tile_for(out_h: int, out_w: int, fit: bool) -> int | None:
     """m of F(m x m, 3 x 3) for a conv with an ``out_h`` x ``out_w`` output, or None to keep
     it direct. Without ``fit``: ``TILE``. With it: the first of ``FIT_TILES`` whose tiles

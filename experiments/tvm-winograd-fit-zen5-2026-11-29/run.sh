@@ -34,13 +34,8 @@ start_experiment "$HERE"
 mkdir -p "$WORK" "$RUNS" "$WORK/ort-$M"
 transfer_sources "$M"
 restore_tvm_db "$M" "$DIRECT" experiments/tvm-databases/multi-vector-transfer
-if [ ! -f "$RUNS/tune.json" ]; then
-    # shellcheck disable=SC2046  # a word list
-    step "$PY" -m edgebench.tune --model "$M" --trials 512 --tuning-dir "$WORK/tuning" \
-        --no-reuse $(tvm_best_flags "$M") --design-space multi-vector --conv2d winograd-fit \
-        --no-transfer --transfer-from "${from[@]}" --no-progress --summary "$RUNS/tune.json" \
-        > "$WORK/tune-$M.log" 2>&1
-    grep -v 'Fast mode segfaults' "$WORK/tune-$M.log" > "$RUNS/tune.log"
-fi
+# shellcheck disable=SC2046  # a word list
+tune_from_nothing "$M" "$WORK/tuning" "$RUNS" "$WORK/tune-$M.log" $(tvm_best_flags "$M") \
+    --design-space multi-vector --conv2d winograd-fit --no-transfer --transfer-from "${from[@]}"
 networks_in_one_process "$M" "$RUNS/networks" "$DIRECT" "$WORK/tuning"
 [ -f "$RUNS/vs-ort.json" ] || tvm_against_ort "$M" "$WORK/tuning" "$WORK/ort-$M" "$RUNS"

@@ -37,14 +37,9 @@ transfer_sources "$M"
 restore_tvm_db "$M" "$DIRECT" experiments/tvm-databases/pool-schedule
 # tune_winograd CONV2D TUNING_DIR RUNS: SqueezeNet 1.1 from nothing with --conv2d CONV2D
 tune_winograd() {
-    [ -f "$3/tune.json" ] && return 0
-    mkdir -p "$3"
-    step "$PY" -m edgebench.tune --model "$M" --trials 512 --tuning-dir "$2" \
-        --no-reuse --design-space multi-vector --conv2d "$1" \
-        --no-transfer --out-channels pad-pair --allocation measured \
-        --transfer-from "${from[@]}" --no-progress --summary "$3/tune.json" \
-        > "$WORK/tune-$M-$1.log" 2>&1
-    grep -v 'Fast mode segfaults' "$WORK/tune-$M-$1.log" > "$3/tune.log"
+    tune_from_nothing "$M" "$2" "$3" "$WORK/tune-$M-$1.log" --design-space multi-vector \
+        --conv2d "$1" --no-transfer --out-channels pad-pair --allocation measured \
+        --transfer-from "${from[@]}"
 }
 
 tune_winograd winograd "$WORK/tuning" "$RUNS"
