@@ -23,6 +23,8 @@
 #                        own, alternated, REPS runs each (default 4; RUNS/vs-ort.*; the
 #                        arms: $ARMS, default ort,tvm), then its per-kernel profile beside
 #                        ORT's (RUNS/profile.*)
+# profile_beside_ort MODEL TUNING_DIR RUNS
+#                        that profile alone
 # rerank_copy MODEL KEPT DIR CACHES OUT [K]
 #                        a copy of the databases in tuning dir KEPT made in DIR (re-ranks left
 #                        out) and re-ranked with no new trials (edgebench.tune --trials 0
@@ -226,9 +228,15 @@ tvm_against_ort() {
     step "${PY:-.venv/bin/python}" experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py \
         compare --model "$m" --tuning-dir "$db" --arms "${ARMS:-ort,tvm}" --reps "$reps" \
         --json "$runs/vs-ort.json" 2>&1 | tee "$runs/vs-ort.txt"
-    step "${PY:-.venv/bin/python}" benchmarks/tvm_profile.py --model "$m" --tuning-dir "$db" \
-        --json "$runs/profile.json" 2>&1 \
-        | grep -v -e '^\[[a-z]' -e 'Fast mode segfaults' | tee "$runs/profile.txt"
+    profile_beside_ort "$m" "$db" "$runs"
+}
+
+# profile_beside_ort MODEL TUNING_DIR RUNS: the build's per-kernel profile beside ORT's
+# (benchmarks/tvm_profile.py): RUNS/profile.*
+profile_beside_ort() {
+    step "${PY:-.venv/bin/python}" benchmarks/tvm_profile.py --model "$1" --tuning-dir "$2" \
+        --json "$3/profile.json" 2>&1 \
+        | grep -v -e '^\[[a-z]' -e 'Fast mode segfaults' | tee "$3/profile.txt"
 }
 
 # The databases live in git-ignored tuning dirs; a fresh checkout has none, and retuning six

@@ -12,8 +12,8 @@
 #                    --allocation measured
 #   resnet152        --design-space multi-vector --conv2d winograd-fit --allocation measured
 #                    --runner-caches cold
-# For each: its network beside the kept Zen 3 database's, interleaved in one process, then
-# against ORT (parity, 4 alternated runs, a per-kernel profile: tvm_against_ort). Last, the
+# The databases are kept in experiments/tvm-databases/recipes-zen3/. For each: its network
+# beside the kept Zen 3 database's, interleaved in one process, then against ORT (parity, 4 alternated runs, a per-kernel profile: tvm_against_ort). Last, the
 # other three models' kept Zen 3 databases against ORT, 4 alternated runs each (SITTING=0
 # leaves them out). About 75 minutes of tuning and 25 of measuring on the 2-core Zen 3.
 #
@@ -43,6 +43,10 @@ recipe() {
 
 start_experiment "$HERE"
 mkdir -p "$WORK"
+# the databases tuned here, kept (a rerun on a Zen 3 then only measures what is missing)
+for m in $MODELS; do
+    restore_tvm_db "$m" "$WORK/tuning" experiments/tvm-databases/recipes-zen3
+done
 for m in $MODELS; do
     runs=$HERE/runs/$m
     mkdir -p "$runs" "$WORK/ort-$m"
@@ -50,6 +54,7 @@ for m in $MODELS; do
     tune_from_nothing "$m" "$WORK/tuning" "$runs" "$WORK/tune-$m.log" $(recipe "$m")
     networks_in_one_process "$m" "$runs/networks" "$(tvm_best_db "$m")" "$WORK/tuning"
     [ -f "$runs/vs-ort.json" ] || tvm_against_ort "$m" "$WORK/tuning" "$WORK/ort-$m" "$runs"
+    [ -f "$runs/profile.json" ] || profile_beside_ort "$m" "$WORK/tuning" "$runs"
 done
 
 # the kept Zen 3 databases of the other three (tvm_best_db), as 11-27's sitting measured them
