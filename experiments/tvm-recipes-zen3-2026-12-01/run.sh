@@ -13,9 +13,11 @@
 #   resnet152        --design-space multi-vector --conv2d winograd-fit --allocation measured
 #                    --runner-caches cold
 # The databases are kept in experiments/tvm-databases/recipes-zen3/. For each: its network
-# beside the kept Zen 3 database's, interleaved in one process, then against ORT (parity, 4 alternated runs, a per-kernel profile: tvm_against_ort). Last, the
-# other three models' kept Zen 3 databases against ORT, 4 alternated runs each (SITTING=0
-# leaves them out). About 75 minutes of tuning and 25 of measuring on the 2-core Zen 3.
+# beside the kept Zen 3 database's, interleaved in one process, then against ORT (parity, 4
+# alternated runs, a per-kernel profile: tvm_against_ort). Last, the other three models' kept
+# Zen 3 databases against ORT, 4 alternated runs each (SITTING=0 leaves them out). On the
+# 2-core Zen 3 (2026-12-01): 75 minutes of tuning, 34 of measuring up to ResNet-152's runs
+# against ORT (20 of them ResNet-152's); its profile and the last step did not run then.
 #
 #   bash experiments/tvm-recipes-zen3-2026-12-01/run.sh
 #   MODELS=squeezenet1_1 SITTING=0 bash experiments/tvm-recipes-zen3-2026-12-01/run.sh
