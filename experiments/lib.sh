@@ -12,7 +12,10 @@
 #                        copy each model's FILES from OUT/<model>/ and its database's
 #                        tuning.json into HERE/runs/<model>/ (the databases stay git-ignored)
 # tune_from_nothing MODEL TUNING_DIR RUNS LOG FLAG...
-#                        MODEL tuned at 512 trials with FLAG... unless RUNS/tune.json exists
+#                        MODEL tuned at 512 trials with FLAG... unless RUNS/tune.json exists;
+#                        fails (1) where that summary is another CPU's (tuned_for_this_cpu)
+# tuned_for_this_cpu TUNE_JSON
+#                        whether a tuning summary's target is this CPU (LLVM's mcpu)
 # tvm_best_db MODEL      the tuning dir of MODEL's best TVM database so far (issue 33's table),
 #                        restored from experiments/tvm-databases/ where the git-ignored copy
 #                        is missing (a fresh checkout)
@@ -103,17 +106,39 @@ keep_records() {
 }
 
 # tune_from_nothing MODEL TUNING_DIR RUNS LOG FLAG...: MODEL tuned from nothing at 512 trials
-# into TUNING_DIR with FLAG..., unless RUNS/tune.json exists; its summary is RUNS/tune.json,
-# its log LOG and RUNS/tune.log (without TVM's "Fast mode segfaults" lines)
+# into TUNING_DIR with FLAG..., unless RUNS/tune.json exists (then 0 where it was tuned for
+# this CPU, else 1, and the caller stops); its summary is RUNS/tune.json, its log LOG and
+# RUNS/tune.log (without TVM's "Fast mode segfaults" lines)
 tune_from_nothing() {
     local m=$1 dir=$2 runs=$3 log=$4
     shift 4
-    [ -f "$runs/tune.json" ] && return 0
+    if [ -f "$runs/tune.json" ]; then
+        # kept records stand only for this CPU: another's are not retuned over, nor measured
+        tuned_for_this_cpu "$runs/tune.json" && return 0
+        return 1
+    fi
     mkdir -p "$runs"
     step "${PY:-.venv/bin/python}" -m edgebench.tune --model "$m" --trials 512 \
         --tuning-dir "$dir" --no-reuse --no-progress --summary "$runs/tune.json" "$@" \
         > "$log" 2>&1
     grep -v 'Fast mode segfaults' "$log" > "$runs/tune.log"
+}
+
+# tuned_for_this_cpu TUNE_JSON: whether the summary's target names this machine's CPU as LLVM
+# does (its mcpu); says which CPU it was tuned for when not
+tuned_for_this_cpu() {
+    "${PY:-.venv/bin/python}" - "$1" <<'PYEOF'
+import json
+import sys
+
+from converters.tvm.targets import host_target_dict
+
+was = json.load(open(sys.argv[1])).get("target", {}).get("mcpu")
+here = host_target_dict()["mcpu"]
+if was != here:
+    sys.exit(f"{sys.argv[1]} was tuned for {was}; this CPU is {here}: its records are kept "
+             "as they are (a new experiment dir tunes for this CPU)")
+PYEOF
 }
 
 tvm_best_db() {

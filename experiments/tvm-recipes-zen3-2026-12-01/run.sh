@@ -17,7 +17,8 @@
 # alternated runs, a per-kernel profile: tvm_against_ort). Last, the other three models' kept
 # Zen 3 databases against ORT, 4 alternated runs each (SITTING=0 leaves them out). On the
 # 2-core Zen 3 (2026-12-01): 75 minutes of tuning, 34 of measuring up to ResNet-152's runs
-# against ORT (20 of them ResNet-152's); its profile and the last step did not run then.
+# against ORT (20 of them ResNet-152's); its profile (added on 12-02, 5 minutes) and the last
+# step did not run then.
 #
 #   bash experiments/tvm-recipes-zen3-2026-12-01/run.sh
 #   MODELS=squeezenet1_1 SITTING=0 bash experiments/tvm-recipes-zen3-2026-12-01/run.sh
@@ -53,7 +54,7 @@ for m in $MODELS; do
     runs=$HERE/runs/$m
     mkdir -p "$runs" "$WORK/ort-$m"
     # shellcheck disable=SC2046  # a word list
-    tune_from_nothing "$m" "$WORK/tuning" "$runs" "$WORK/tune-$m.log" $(recipe "$m")
+    tune_from_nothing "$m" "$WORK/tuning" "$runs" "$WORK/tune-$m.log" $(recipe "$m") || continue
     networks_in_one_process "$m" "$runs/networks" "$(tvm_best_db "$m")" "$WORK/tuning"
     [ -f "$runs/vs-ort.json" ] || tvm_against_ort "$m" "$WORK/tuning" "$WORK/ort-$m" "$runs"
     [ -f "$runs/profile.json" ] || profile_beside_ort "$m" "$WORK/tuning" "$runs"

@@ -36,6 +36,6 @@ transfer_sources "$M"
 restore_tvm_db "$M" "$DIRECT" experiments/tvm-databases/multi-vector-transfer
 # shellcheck disable=SC2046  # a word list
 tune_from_nothing "$M" "$WORK/tuning" "$RUNS" "$WORK/tune-$M.log" $(tvm_best_flags "$M") \
-    --design-space multi-vector --conv2d winograd-fit --no-transfer --transfer-from "${from[@]}"
+    --design-space multi-vector --conv2d winograd-fit --no-transfer --transfer-from "${from[@]}" || exit 1
 networks_in_one_process "$M" "$RUNS/networks" "$DIRECT" "$WORK/tuning"
 [ -f "$RUNS/vs-ort.json" ] || tvm_against_ort "$M" "$WORK/tuning" "$WORK/ort-$M" "$RUNS"

@@ -42,13 +42,13 @@ tune_winograd() {
         --transfer-from "${from[@]}"
 }
 
-tune_winograd winograd "$WORK/tuning" "$RUNS"
+tune_winograd winograd "$WORK/tuning" "$RUNS" || exit 1
 networks_in_one_process "$M" "$RUNS/networks" "$DIRECT" "$WORK/tuning"
 [ -f "$RUNS/vs-ort.json" ] || tvm_against_ort "$M" "$WORK/tuning" "$WORK/ort-$M" "$RUNS"
 
 FIT=$HERE/runs/$M-fit
 mkdir -p "$WORK/ort-$M-fit"
-tune_winograd winograd-fit "$WORK/tuning-fit" "$FIT"
+tune_winograd winograd-fit "$WORK/tuning-fit" "$FIT" || exit 1
 networks_in_one_process "$M" "$FIT/networks" "$DIRECT" "$WORK/tuning" "$WORK/tuning-fit"
 [ -f "$FIT/vs-ort.json" ] || tvm_against_ort "$M" "$WORK/tuning-fit" "$WORK/ort-$M-fit" "$FIT"
 [ -f "$RUNS/threads.json" ] || step "$PY" experiments/tvm-vcpu-pair-2026-11-27/threads_vs_ort.py \
