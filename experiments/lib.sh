@@ -124,6 +124,19 @@ tune_from_nothing() {
     grep -v 'Fast mode segfaults' "$log" > "$runs/tune.log"
 }
 
+# tune_then_measure MODEL WORK RUNS FLAG...: tune_from_nothing into WORK/tuning (its log
+# WORK/tune-MODEL.log), then the network beside tvm_best_db's in one process, then against
+# ORT and the profile (tvm_against_ort), each kept on a rerun; 1 where RUNS is another CPU's
+tune_then_measure() {
+    local m=$1 work=$2 runs=$3
+    shift 3
+    mkdir -p "$runs" "$work/ort-$m"
+    tune_from_nothing "$m" "$work/tuning" "$runs" "$work/tune-$m.log" "$@" || return 1
+    networks_in_one_process "$m" "$runs/networks" "$(tvm_best_db "$m")" "$work/tuning"
+    [ -f "$runs/vs-ort.json" ] || tvm_against_ort "$m" "$work/tuning" "$work/ort-$m" "$runs"
+    [ -f "$runs/profile.json" ] || profile_beside_ort "$m" "$work/tuning" "$runs"
+}
+
 # tuned_for_this_cpu TUNE_JSON: whether the summary's target names this machine's CPU as LLVM
 # does (its mcpu); says which CPU it was tuned for when not
 tuned_for_this_cpu() {

@@ -35,10 +35,6 @@ for m in $MODELS; do
     restore_tvm_db "$m" "$WORK/tuning" experiments/tvm-databases/zen3-defaults
 done
 for m in $MODELS; do
-    runs=$HERE/runs/$m
-    mkdir -p "$runs" "$WORK/ort-$m"
     # shellcheck disable=SC2046  # a word list
-    tune_from_nothing "$m" "$WORK/tuning" "$runs" "$WORK/tune-$m.log" $(recipe "$m") || continue
-    networks_in_one_process "$m" "$runs/networks" "$(tvm_best_db "$m")" "$WORK/tuning"
-    [ -f "$runs/vs-ort.json" ] || tvm_against_ort "$m" "$WORK/tuning" "$WORK/ort-$m" "$runs"
+    tune_then_measure "$m" "$WORK" "$HERE/runs/$m" $(recipe "$m")
 done
