@@ -395,6 +395,7 @@ def test_throughput_energy_per_batch_is_over_that_batch_window_alone(one_clock):
         assert r["window_s"] == pytest.approx(r["iters"] * 0.004, rel=1e-3)
         assert r["energy_mj_per_sample"] == pytest.approx(2.0 * 0.004 / r["batch_size"] * 1e3, rel=1e-3)
         assert r["energy_mj_per_sample"] == pytest.approx(2.0 * r["window_s"] / n * 1e3, rel=1e-3)
+        assert r["energy_mj_per_sample"] == pytest.approx(2.0 / r["samples_per_s"] * 1e3, rel=1e-3)
         assert r["peak_rss_mb"] > 0 and r["system_memory_peak_mb"] > 0
     power, reason, energy = mon.power_summary()
     best = next(r for r in f["by_batch"] if r["batch_size"] == f["best_batch"])
