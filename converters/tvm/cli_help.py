@@ -15,8 +15,8 @@ tuning database:
   JSON database; every measured candidate is appended at once) + tuning.json (sessions, seconds).
   --trials is the TOTAL budget for the model on that target: records already in the database
   count toward it, so re-running the same command resumes an interrupted run and a larger
-  --trials continues a finished one. The edgebench "tvm" variant applies the database
-  automatically (option tuning_dir).
+  --trials continues a finished one. It is a ceiling: the last batch is cut to what is left.
+  The edgebench "tvm" variant applies the database automatically (option tuning_dir).
 
 reuse across models (on unless --no-reuse):
   A task whose kernel (same workload, same target) is already in another model's database
