@@ -108,7 +108,9 @@ keep_records() {
 # tune_from_nothing MODEL TUNING_DIR RUNS LOG FLAG...: MODEL tuned from nothing at 512 trials
 # into TUNING_DIR with FLAG..., unless RUNS/tune.json exists (then 0 where it was tuned for
 # this CPU, else 1, and the caller stops); its summary is RUNS/tune.json, its log LOG and
-# RUNS/tune.log (without TVM's "Fast mode segfaults" lines)
+# RUNS/tune.log (without TVM's "Fast mode segfaults" lines). Without the models' recipes
+# (--recipe none), as every script before 2026-12-02 ran: they name their flags; RECIPE=auto
+# (or a --recipe in FLAG...) gives the model its recipe for the flags left unset.
 tune_from_nothing() {
     local m=$1 dir=$2 runs=$3 log=$4
     shift 4
@@ -119,8 +121,8 @@ tune_from_nothing() {
     fi
     mkdir -p "$runs"
     step "${PY:-.venv/bin/python}" -m edgebench.tune --model "$m" --trials 512 \
-        --tuning-dir "$dir" --no-reuse --no-progress --summary "$runs/tune.json" "$@" \
-        > "$log" 2>&1
+        --tuning-dir "$dir" --no-reuse --no-progress --recipe "${RECIPE:-none}" \
+        --summary "$runs/tune.json" "$@" > "$log" 2>&1
     grep -v 'Fast mode segfaults' "$log" > "$runs/tune.log"
 }
 

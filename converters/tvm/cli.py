@@ -28,7 +28,7 @@ from edgebench.errors import ArgumentParser, UsageError
 from edgebench.util import atomic_write_text
 
 from . import (concat_split, database, design_space, export, input_transpose, machine_speed,
-               pad_channels, passes, runner, scheduler, targets, tuning, winograd)
+               pad_channels, passes, recipes, runner, scheduler, targets, tuning, winograd)
 from .cli_checks import _cross, validate
 from .cli_help import EPILOG
 from .errors import ExportError, RpcError, TvmError
@@ -112,8 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tune only the tasks whose name contains one of these (e.g. "
                         "spatial_mean after --spatial-mean matmul on a database tuned before "
                         "it); --trials then counts those tasks' records alone")
-    p.add_argument("--allocation", choices=scheduler.ALLOCATIONS, default="uniform",
-                   help="uniform (default): every task the same batch, as MetaSchedule does; "
+    p.add_argument("--allocation", choices=scheduler.ALLOCATIONS, default=None,
+                   help="uniform (default without a recipe): every task the same batch, as "
+                        "MetaSchedule does; "
                         "share: a task's batch size and trial cap follow its share of the "
                         "network's arithmetic (calls x FLOPs): helped ResNet-152, hurt "
                         "Swin-T and MobileNetV2; measured: a first round of half batches, "
@@ -150,12 +151,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-reuse", dest="reuse", action="store_false",
                    help="do not copy the records of kernels other models' databases for this "
                         "target already tuned (default: reuse them; see below)")
-    p.add_argument("--design-space", choices=design_space.CHOICES, default="auto",
-                   help="auto (default): on CPUs, channels-last convs and matmuls tile their "
+    p.add_argument("--design-space", choices=design_space.CHOICES, default=None,
+                   help="auto (default without a recipe): on CPUs, channels-last convs and "
+                        "matmuls tile their "
                         "output's innermost axis at the vector width; multi-vector: that, and "
                         "a second sketch at two vectors where they divide the channels (each "
                         "broadcast input feeds two FMAs, as in MLAS's convs); default: "
                         "MetaSchedule's own space for every task")
+    p.add_argument("--recipe", choices=recipes.CHOICES, default="auto",
+                   help="auto (default): a new database on an x86-64 CPU takes its model's "
+                        "recipe for every option above you leave unset: the options the "
+                        "study's models tuned best with on every CPU they were measured on (vgg16, "
+                        "resnet152, mobilenetv2_100, squeezenet1_1; see below); a resumed "
+                        "database keeps the one it was tuned with. none: the plain defaults")
     p.add_argument("--rerank", nargs="?", type=int, const=4, default=None, metavar="K",
                    help="afterwards, re-measure each task's K best records side by side "
                         "(default 4; 3 rounds) and apply the fastest; see below")
@@ -190,12 +198,13 @@ def run(args, parsed) -> dict:
     target = parsed["target"]
     spec, weights_note = _load_model(args, parsed["input_size"])
     db_dir = database.db_dir_for(args.tuning_dir, target, spec.name, spec.input_size)
+    recipe = _apply_recipe(args, spec.name, target, db_dir)
     lowering = passes.lowering_for(target, db_dir, args.layout, args.conv2d, args.spatial_mean,
                                    args.concat, args.out_channels, args.input_transpose)
     summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
                      "input_size": list(spec.input_size), "target": targets.target_dict(target),
                      "target_name": parsed["target_name"], "database": str(db_dir),
-                     **lowering, **targets.tvm_versions()}
+                     **lowering, "recipe": recipe, **targets.tvm_versions()}
     model = spec.build()
     if args.rpc_tracker:
         summary["rpc"] = runner.check_rpc(args.rpc_tracker, args.rpc_key)
@@ -208,7 +217,7 @@ def run(args, parsed) -> dict:
             transfer=args.transfer,
             transfer_from=args.transfer_from, design_space=args.design_space,
             reuse=args.reuse, allocation=args.allocation, op_names=args.only_tasks,
-            builder_pool=args.builder_pool, runner_caches=args.runner_caches)
+            builder_pool=args.builder_pool, runner_caches=args.runner_caches, recipe=recipe)
         prog = Progress(enabled=not args.no_progress and sys.stderr.isatty())
         try:
             res = tuning.tune(model, spec.input_size, args.batch_size, target, db_dir, cfg,
@@ -235,6 +244,21 @@ def run(args, parsed) -> dict:
             cuda_format=args.cuda_format, cache=Path(args.cache_dir))
     summary["measure"] = measure(args, parsed, spec, db_dir)
     return summary
+
+
+def _apply_recipe(args, model: str, target, db_dir) -> dict | None:
+    """The model's tuning recipe (recipes.py) for the options left unset, set on ``args``;
+    says on the console what it set. Returns its record (None: no recipe)."""
+    wanted = {k: getattr(args, k) for k in recipes.OPTIONS}
+    values, record = recipes.resolve(
+        model, target, args.recipe, wanted, database.read_db_meta(db_dir),
+        database.database_exists(db_dir), tunes=args.trials > 0, layout=args.layout)
+    for k, v in values.items():
+        setattr(args, k, v)
+    if record:
+        print(f"[tune] {recipes.describe(record)} (--recipe none: the plain defaults)",
+              file=sys.stderr, flush=True)
+    return record
 
 
 def _lowered(flag: str, args, spec, model, target, db_dir, lowering: dict):

@@ -41,6 +41,20 @@ cost-model transfer (on by default with --design-space multi-vector only):
   candidates changes; every record is still measured on this target. tuning.json records
   which databases were used.
 
+model recipes (--recipe; default auto):
+  A new database on an x86-64 CPU takes its model's recipe for every option left unset: the
+  options that model's best database was tuned with, kept only where they gained on every
+  CPU they were measured on (the AVX2 Zen 3 and AVX-512 Zen 5 for all four, the Zen 4 for
+  vgg16 too; converters/tvm/recipes.py names the experiments):
+    vgg16            --conv2d winograd
+    resnet152        --conv2d winograd-fit --design-space multi-vector --allocation measured
+                     --runner-caches cold
+    mobilenetv2_100  --design-space multi-vector
+    squeezenet1_1    --design-space multi-vector --out-channels pad-pair --allocation measured
+  Other models, GPUs, Arm CPUs and --layout NCHW get the plain defaults. A resumed database
+  keeps the recipe it was tuned with; tuning.json and every run record's tuning block say
+  which. --recipe none tunes with the plain defaults.
+
 design space:
   On CPUs in NHWC, every conv and matmul whose output channels are a multiple of the vector
   width tiles them at exactly one vector (16 floats on AVX-512, else 8 or 4); the other loops
@@ -101,7 +115,7 @@ before the choice, else conv on CPUs, kernel on GPUs, where it was not measured;
   --input-transpose conv --only-tasks fused_conv2d_add --trials N (docs/tvm.md, "The input
   read by the first conv").
 
-trial allocation (--allocation; default uniform):
+trial allocation (--allocation; default uniform, or the model's recipe):
   A round gives every task one batch of candidates, then MetaSchedule's gradient rule picks
   the task with the largest expected gain. With even batches (uniform) that first round took
   29 x 17 = 493 of ResNet-152's 512 trials, and the 3x3 conv at 14x14 that holds 35% of its

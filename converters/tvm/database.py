@@ -190,6 +190,9 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "runner_caches": meta.get("runner_caches", "warm") if status == "tuned" else None,
             "transfer_from": transfer_sources(meta) if status == "tuned" else [],
             "reused_from": reuse_sources(meta) if status == "tuned" else [],
+            # the model's tuning recipe its options came from (recipes.py), if any
+            "recipe": ({k: v for k, v in (recipe_of(meta) or {}).items() if k != "evidence"}
+                       or None) if status == "tuned" else None,
             "reranked": reranked_summary(db_dir) if status == "tuned" else None,
             # the build's report (build.apply_database): the choice and what it applied
             "prefetch": summary.get("prefetch") if status == "tuned" else None}
@@ -223,6 +226,14 @@ def _session_sources(meta: dict, key: str) -> list[str]:
 def transfer_sources(meta: dict) -> list[str]:
     """The databases that pre-trained the cost model in any session (``--transfer``)."""
     return _session_sources(meta, "cost_model_transfer")
+
+
+def recipe_of(meta: dict) -> dict | None:
+    """The recipe (recipes.py) a database's first session applied, None for none."""
+    for s in meta.get("sessions", []):
+        if s.get("recipe"):
+            return s["recipe"]
+    return None
 
 
 def reuse_sources(meta: dict) -> list[str]:

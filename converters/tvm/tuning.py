@@ -74,6 +74,7 @@ class TuneConfig:
     design_space: str = "auto"          # auto: CPU channels-last tiles at the vector width
     allocation: str = "uniform"         # share: by FLOPs; measured: by measured time (scheduler)
     runner_caches: Optional[str] = None  # warm | cold (None: runner.caches_for's)
+    recipe: Optional[dict] = None       # the recipe the options came from (recipes.resolve)
     verbose: bool = False               # MetaSchedule's own console log
 
 
@@ -277,7 +278,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "trials_after": after["trials"], "tuning_s": round(tuning_s, 1),
             "interrupted": interrupted, "runner": info["runner"],
             "runner_caches": cfg.runner_caches,
-            "measure_threads": threads["threads"],
+            "measure_threads": threads["threads"], "recipe": cfg.recipe,
             "cost_model_transfer": info.get("cost_model_transfer"),
             "reused_records": reused,
             "design_space": info.get("design_space"),
