@@ -256,7 +256,8 @@ def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):
     reused = s["reused_records"]
     assert reused["records"] == expect and reused["tasks"] == sum(n > 0 for n in valid.values())
     assert reused["databases"] == [{"database": str(sibling), "records": expect,
-                                    "tasks": reused["tasks"]}]
+                                    "tasks": reused["tasks"], "not_replayable": 0}]
+    assert reused["not_replayable"] == 0       # the same block names: every copy replays
     assert s["trials_before"] == expect and s["trials_run"] == 0    # the budget is met
     assert f"reused: {expect} records of {reused['tasks']} task(s)" in r.stderr
     mine = root / src.parent.name / f"{MODEL}-{SIZE_ARG}"

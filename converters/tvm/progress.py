@@ -29,9 +29,12 @@ class Progress:
         reused = info.get("reused_records") or {}
         if reused.get("records"):
             names = ", ".join(f"{Path(d['database']).name}: {d['tasks']}"
-                              for d in reused["databases"])
+                              for d in reused["databases"] if d.get("records"))
             c.print(f"reused: {reused['records']} records of {reused['tasks']} task(s) other "
                     f"models' databases already tuned ({names})")
+        if reused.get("not_replayable"):
+            c.print(f"reuse: {reused['not_replayable']} record(s) of other models' databases "
+                    "left out: they do not apply to this model's kernels")
         if info.get("transfer_from") and info["remaining"] > 0:
             names = ", ".join(Path(p).name for p in info["transfer_from"])
             c.print(f"cost model: pre-trained on {len(info['transfer_from'])} other "

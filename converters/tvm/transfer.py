@@ -4,8 +4,9 @@ Reuse (default): a task whose kernel (workload) another model's database for the
 target already holds starts from that database's best records, copied in as they are: they
 are measurements of this very kernel on this very target. ResNet-50, -101 and -152 share all
 29 of their tasks (a 512-trial resnet152 database gives 491 records, so a 512-trial ResNet-50
-session after it runs 21 trials); the six study models share only the input's transpose,
-and none with --input-transpose conv (docs/tvm.md, "Reuse across models").
+session after it runs 21 trials); with today's defaults EfficientNet-B0 finds 6 of its tasks
+in MobileNetV2's database (docs/tvm.md, "Reuse across models"). A copy is replayed on this
+model's kernel first, under its block names (``replayed``).
 
 Warm start (resume): the measurements this model's own database already holds.
 
@@ -163,23 +164,71 @@ def transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) ->
 REUSE_TOP_K = 32       # records copied per reused task: the best one and a seed population
 
 
+def _block_names(mod) -> list[str]:
+    """The names of a kernel's blocks under its root, in order ([] where it has no root)."""
+    from tvm import s_tir
+
+    try:
+        sch = s_tir.Schedule(mod)
+        return [sch.get(rv).name_hint
+                for rv in sch.get_child_blocks(sch.get_sblock("root"))]
+    except Exception:  # noqa: BLE001 - no root block: nothing to rename
+        return []
+
+
+def _renamed(name: str, names: dict) -> str:
+    """``name`` with its block's name from the source kernel replaced by the destination's,
+    also where a schedule made it from one ("lv200_red_rf" from "lv200_red")."""
+    for old in sorted(names, key=len, reverse=True):
+        if name == old or name.startswith(old + "_"):
+            return names[old] + name[len(old):]
+    return name
+
+
+def replayed(trace, mod, names: dict | None = None):
+    """``trace`` (another database's record of a kernel structurally equal to ``mod``)
+    replayed on ``mod`` as MetaSchedule's JSON database replays every record when it opens
+    one: the trace as ``mod`` will carry it, or None where it does not apply.
+
+    Structural equality ignores block names, and Relax names a kernel's blocks after its own
+    variables: MobileNetV2's global mean reduces in block "lv200_red", EfficientNet-B0's in
+    "lv397_red". A copied record that names a block ``mod`` lacks made EfficientNet-B0's
+    database unreadable (2026-12-02). ``names`` maps the source's block names to ``mod``'s."""
+    from tvm import s_tir
+    from tvm.s_tir.schedule import Trace
+
+    insts, decisions = trace.as_json(remove_postproc=False)
+    if names:
+        insts = [[i[0], i[1], [_renamed(i[2][0], names), *i[2][1:]], i[3]]
+                 if i[0] == "GetSBlock" and i[2] and isinstance(i[2][0], str) else i
+                 for i in insts]
+    try:
+        sch = s_tir.Schedule(mod)
+        Trace.apply_json_to_schedule([insts, decisions], sch)
+    except Exception:  # noqa: BLE001 - TVM says only that the schedule failed
+        return None
+    return sch.trace
+
+
 def reuse_records(db_dir, tasks, sources, top_k: int = REUSE_TOP_K) -> dict:
     """Copy into ``db_dir`` the best ``top_k`` records of every task whose workload one of
     ``sources`` (databases for the same target) holds and ``db_dir`` does not yet.
 
     The copies count toward ``--trials`` like any record of the database (so a model whose
     kernels were all tuned for another runs only what the copies leave of the budget) and seed the
-    evolutionary search. Returns {"records", "tasks", "databases": [{database, records,
-    tasks}]} for ``tuning.json``."""
+    evolutionary search. Each is replayed on this model's kernel first, its block names
+    translated (``replayed``); one that does not apply is left out (``not_replayable``).
+    Returns {"records", "tasks", "not_replayable", "databases": [{database, records, tasks,
+    not_replayable}]} for ``tuning.json``."""
     from tvm.s_tir import meta_schedule as ms
 
     if not sources:
-        return {"records": 0, "tasks": 0, "databases": []}
+        return {"records": 0, "tasks": 0, "not_replayable": 0, "databases": []}
     have = set(database.workload_hashes(db_dir))
     wanted = {database.task_hash(t.dispatched[0]): t for t in tasks}
     wanted = {h: t for h, t in wanted.items() if h not in have}
     dst = None
-    used, n, done = [], 0, set()
+    used, n, lost, done = [], 0, 0, set()
     for src_dir in sources:
         hits = [h for h in database.workload_hashes(src_dir) if h in wanted and h not in done]
         if not hits:
@@ -190,20 +239,34 @@ def reuse_records(db_dir, tasks, sources, top_k: int = REUSE_TOP_K) -> dict:
             log.warning("reuse skipped %s: %s", src_dir, first_line(e))
             continue
         dst = dst or ms.database.JSONDatabase(work_dir=str(db_dir))
-        k = tasks_hit = 0
+        k = tasks_hit = skipped = 0
         for h in hits:
             mod = wanted[h].dispatched[0]
-            recs = src.get_top_k(src.commit_workload(mod), top_k) if src.has_workload(mod) else []
-            if not recs:
+            if not src.has_workload(mod):
+                continue
+            src_wl = src.commit_workload(mod)
+            recs = src.get_top_k(src_wl, top_k)
+            theirs, ours = _block_names(src_wl.mod), _block_names(mod)
+            names = ({a: b for a, b in zip(theirs, ours) if a != b}
+                     if len(theirs) == len(ours) else {})
+            traces = [(r, replayed(r.trace, mod, names)) for r in recs]
+            skipped += sum(t is None for _, t in traces)
+            traces = [(r, t) for r, t in traces if t is not None]
+            if not traces:
                 continue
             wl = dst.commit_workload(mod)
-            for r in recs:
+            for r, t in traces:
                 dst.commit_tuning_record(ms.database.TuningRecord(
-                    r.trace, wl, r.run_secs, r.target, r.args_info))
-            k += len(recs)
+                    t, wl, r.run_secs, r.target, r.args_info))
+            k += len(traces)
             tasks_hit += 1
             done.add(h)
-        if k:
-            used.append({"database": str(src_dir), "records": k, "tasks": tasks_hit})
+        if skipped:
+            log.warning("reuse: %d record(s) of %s do not apply to this model's kernels, left "
+                        "out", skipped, src_dir)
+        if k or skipped:
+            used.append({"database": str(src_dir), "records": k, "tasks": tasks_hit,
+                         "not_replayable": skipped})
             n += k
-    return {"records": n, "tasks": len(done), "databases": used}
+            lost += skipped
+    return {"records": n, "tasks": len(done), "not_replayable": lost, "databases": used}

@@ -173,7 +173,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     reused = (transfer.reuse_records(db_dir, tasks, [
         d for d in transfer.transfer_databases(db_dir, cfg.transfer_from)
         if runner.caches_for(target, d) == cfg.runner_caches])
-        if cfg.reuse else {"records": 0, "tasks": 0, "databases": []})
+        if cfg.reuse else {"records": 0, "tasks": 0, "not_replayable": 0, "databases": []})
     before = database.tuning_summary(db_dir, tasks)
     remaining = cfg.trials - before["trials"]
     n_tasks = len(tasks)
