@@ -26,6 +26,8 @@
 #                        own, alternated, REPS runs each (default 4; RUNS/vs-ort.*; the
 #                        arms: $ARMS, default ort,tvm), then its per-kernel profile beside
 #                        ORT's (RUNS/profile.*)
+# parity_and_vs_ort MODEL TUNING_DIR WORK RUNS [REPS]
+#                        tvm_against_ort without the profile
 # profile_beside_ort MODEL TUNING_DIR RUNS
 #                        that profile alone
 # rerank_copy MODEL KEPT DIR CACHES OUT [K]
@@ -260,15 +262,20 @@ kernels_then_ort() {
 }
 
 tvm_against_ort() {
+    parity_and_vs_ort "$@"
+    profile_beside_ort "$1" "$2" "$4"
+}
+
+# parity_and_vs_ort MODEL TUNING_DIR WORK RUNS [REPS]: tvm_against_ort without the profile
+parity_and_vs_ort() {
     local m=$1 db=$2 work=$3 runs=$4 reps=${5:-4}
-    mkdir -p "$runs"
+    mkdir -p "$runs" "$work"
     step "${PY:-.venv/bin/python}" -m edgebench.full --models "$m" --variants tvm onnxruntime \
         --tasks parity --tuning-dir "$db" --out "$work/parity" --resume > "$work/parity.log" 2>&1
     cp "$work/parity/results.jsonl" "$runs/parity.jsonl"
     step "${PY:-.venv/bin/python}" experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py \
         compare --model "$m" --tuning-dir "$db" --arms "${ARMS:-ort,tvm}" --reps "$reps" \
         --json "$runs/vs-ort.json" 2>&1 | tee "$runs/vs-ort.txt"
-    profile_beside_ort "$m" "$db" "$runs"
 }
 
 # profile_beside_ort MODEL TUNING_DIR RUNS: the build's per-kernel profile beside ORT's

@@ -198,7 +198,7 @@ def run(args, parsed) -> dict:
     target = parsed["target"]
     spec, weights_note = _load_model(args, parsed["input_size"])
     db_dir = database.db_dir_for(args.tuning_dir, target, spec.name, spec.input_size)
-    recipe = _apply_recipe(args, spec.name, target, db_dir)
+    recipe = recipes.apply(args, spec.name, target, db_dir)
     lowering = passes.lowering_for(target, db_dir, args.layout, args.conv2d, args.spatial_mean,
                                    args.concat, args.out_channels, args.input_transpose)
     summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
@@ -244,21 +244,6 @@ def run(args, parsed) -> dict:
             cuda_format=args.cuda_format, cache=Path(args.cache_dir))
     summary["measure"] = measure(args, parsed, spec, db_dir)
     return summary
-
-
-def _apply_recipe(args, model: str, target, db_dir) -> dict | None:
-    """The model's tuning recipe (recipes.py) for the options left unset, set on ``args``;
-    says on the console what it set. Returns its record (None: no recipe)."""
-    wanted = {k: getattr(args, k) for k in recipes.OPTIONS}
-    values, record = recipes.resolve(
-        model, target, args.recipe, wanted, database.read_db_meta(db_dir),
-        database.database_exists(db_dir), tunes=args.trials > 0, layout=args.layout)
-    for k, v in values.items():
-        setattr(args, k, v)
-    if record:
-        print(f"[tune] {recipes.describe(record)} (--recipe none: the plain defaults)",
-              file=sys.stderr, flush=True)
-    return record
 
 
 def _lowered(flag: str, args, spec, model, target, db_dir, lowering: dict):

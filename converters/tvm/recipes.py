@@ -120,3 +120,21 @@ def describe(record: dict | None) -> str:
     flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in applied.items())
     return (f"{record['model']}'s recipe: {flags}" if flags
             else f"{record['model']}'s recipe: every option given")
+
+
+def apply(args, model: str, target, db_dir) -> dict | None:
+    """``edgebench.tune``'s options (``args``) with the model's recipe for those left unset
+    (``resolve``), set in place; says on the console what it set. Returns its record (None:
+    no recipe)."""
+    import sys
+
+    wanted = {k: getattr(args, k) for k in OPTIONS}
+    values, record = resolve(model, target, args.recipe, wanted, database.read_db_meta(db_dir),
+                             database.database_exists(db_dir), tunes=args.trials > 0,
+                             layout=args.layout)
+    for k, v in values.items():
+        setattr(args, k, v)
+    if record:
+        print(f"[tune] {describe(record)} (--recipe none: the plain defaults)",
+              file=sys.stderr, flush=True)
+    return record

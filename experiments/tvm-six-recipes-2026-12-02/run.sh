@@ -24,7 +24,6 @@ cd "$(dirname "$0")/../.." || exit 1                # the repository root
 HERE=experiments/tvm-six-recipes-2026-12-02
 WORK=results/experiments/tvm-six-recipes-2026-12-02    # git-ignored
 MODELS=${MODELS:-"squeezenet1_1 mobilenetv2_100 efficientnet_b0 resnet152 swin_tiny_patch4_window7_224 vgg16"}
-COMPARE=experiments/tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py
 
 # shellcheck source=experiments/lib.sh
 . experiments/lib.sh
@@ -48,10 +47,6 @@ done
 for m in $measured; do
     runs=$HERE/runs/$m
     [ -f "$runs/vs-ort.json" ] && continue
-    step "$PY" -m edgebench.full --models "$m" --variants tvm onnxruntime --tasks parity \
-        --tuning-dir "$WORK/tuning" --out "$WORK/parity-$m" --resume > "$WORK/parity-$m.log" 2>&1
-    cp "$WORK/parity-$m/results.jsonl" "$runs/parity.jsonl"
-    step "$PY" "$COMPARE" compare --model "$m" --tuning-dir "$WORK/tuning" --arms ort,tvm \
-        --reps "${REPS:-4}" --json "$runs/vs-ort.json" 2>&1 | tee "$runs/vs-ort.txt"
+    parity_and_vs_ort "$m" "$WORK/tuning" "$WORK/ort-$m" "$runs" "${REPS:-4}"
 done
 "$PY" experiments/tvm-six-models-2026-11-27/table.py "$HERE/runs"
