@@ -60,16 +60,19 @@ PASS_TASKS = {"parity", "accuracy"}
 LADDER_TASKS = {"throughput", "multistream", "offline"}
 
 
-def warm_batch_sizes(prof: dict, n_images: int, tasks=()) -> list[int]:
+def warm_batch_sizes(prof: dict, n_images: int, tasks=(), pass_batch=None) -> list[int]:
     """Every batch shape the run's ``tasks`` call a predictor with (empty: every task's), in
     the order a fresh process meets them first: batch 1 (cold start, latency), the
     accuracy/parity batch and its remainder, then the throughput search's doubling sizes up
     to the profile's cap. A shape no task calls is not warmed: for torch.compile each new
     shape may be another graph to compile (a parity-only run of the tiny test model warmed
     5 shapes and compiled 3 graphs in 27.9 s, 2026-11-27:
-    experiments/ci-parallel-2026-11-26/compile-warm-2026-11-27.txt)."""
+    experiments/ci-parallel-2026-11-26/compile-warm-2026-11-27.txt). ``pass_batch`` maps
+    the accuracy batch to the one the passes will run at (``measure.pass_batch`` for the
+    predictor: a TVM build's tuned size), so no other is compiled for nothing."""
     wanted = set(tasks) if tasks else BATCH_ONE_TASKS | PASS_TASKS | LADDER_TASKS
-    ab = min(prof["accuracy_batch"], n_images) if n_images else prof["accuracy_batch"]
+    ab = pass_batch(prof["accuracy_batch"]) if pass_batch else prof["accuracy_batch"]
+    ab = min(ab, n_images) if n_images else ab
     sizes = [1] if wanted & BATCH_ONE_TASKS else []
     if wanted & PASS_TASKS:
         sizes += [ab, (n_images % ab) if n_images else 0]
@@ -108,6 +111,7 @@ def prepare(cell_json: str) -> Prepared | None:
     import converters
 
     from .data import PreparedData
+    from .measure import pass_batch
     from .telemetry.memory import system_used_mb, tree_rss_mb
 
     global PREPARED
@@ -125,7 +129,8 @@ def prepare(cell_json: str) -> Prepared | None:
     load_s = time.perf_counter() - t
     inp = cell.inputs
     data = PreparedData(Path(inp.data_folder), inp.mean, inp.std)
-    shapes = warm_batch_sizes(cell.run.prof, inp.parity_images, cell.run.tasks)
+    shapes = warm_batch_sizes(cell.run.prof, inp.parity_images, cell.run.tasks,
+                              lambda b: pass_batch(predictor, b))
     t = time.perf_counter()
     for b in shapes:
         predictor(data.tiled(b))

@@ -124,7 +124,7 @@ def _reference_logits(cell: Cell, spec, data, cache: Path) -> np.ndarray:
 
 def _parity(cell: Cell, predictor, precision: str, spec, data, cache: Path):
     from . import metrics
-    from .measure import budgeted_pass
+    from .measure import budgeted_pass, pass_batch
 
     prof = cell.run.prof
     ref = _reference_logits(cell, spec, data, cache)
@@ -134,6 +134,7 @@ def _parity(cell: Cell, predictor, precision: str, spec, data, cache: Path):
     ok, why = metrics.parity_verdict(p, precision, cell.run.parity_thresholds)
     p["precision"] = precision
     p["criterion"] = why
+    p["batch_size"] = pass_batch(predictor, prof["accuracy_batch"])
     if precision == "int8":
         p["int8_cost"] = metrics.int8_cost(ref, out, data.labels, *_labels_real(cell))
     if not ok:

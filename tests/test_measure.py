@@ -259,6 +259,25 @@ def test_fit_batch(sizes, wanted, got):
     assert measure.fit_batch(FakePredictor(batch_sizes=sizes), wanted) == got
 
 
+@pytest.mark.parametrize("sizes, prefer, wanted, got", [
+    (None, None, 8, 8), (None, [1], 8, 1), (None, [1, 4], 8, 4), (None, [4], 2, 4),
+    ([2, 4], [1, 4], 8, 4), ([2, 4], [1], 8, 4)])   # a preferred size it cannot run is not
+def test_pass_batch(sizes, prefer, wanted, got):
+    p = FakePredictor(batch_sizes=sizes, pass_batch_sizes=prefer)
+    assert measure.pass_batch(p, wanted) == got
+
+
+def test_passes_run_at_the_predictors_pass_batch_size():
+    # A TVM build tuned at batch 1 (its pass_batch_sizes): parity and accuracy run at batch
+    # 1, warm-up included, not at the profile's 8, which would compile untuned kernels.
+    p = FakePredictor(pass_batch_sizes=[1])
+    status, f, _ = measure.accuracy(p, FakeData(n=3), _prof(accuracy_batch=8), null_monitor())
+    assert f["batch_size"] == 1 and f["n_images"] == 3 and p.calls == [1, 1, 1, 1]
+    p = FakePredictor(pass_batch_sizes=[1])
+    logits, _, _ = measure.budgeted_pass(p, FakeData(n=20), 8, limit=16, budget_s=45.0)
+    assert len(logits) == 16 and set(p.calls) == {1}
+
+
 def test_run_all_in_order_with_limit():
     p = FakePredictor(logits_fn=lambda x: x[:, 0, 0, :1])   # logit 0 = the image's index
     logits, labels, _ = measure.run_all(p, FakeData(n=11), batch_size=4, limit=7)

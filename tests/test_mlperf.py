@@ -169,6 +169,21 @@ def test_accuracy_mode_answers_are_each_samples_top1(tmp_path):
 
 # ----------------------------------------------------------------------------- settings, options
 
+def test_offline_without_a_throughput_cell_runs_at_the_accuracy_tasks_batch():
+    # the accuracy task's batch is the predictor's pass batch (a TVM build's tuned size)
+    from edgebench.mlperf.task import _batch
+    from edgebench.profiles import PROFILES
+    from testlib import FakePredictor
+
+    prof = PROFILES["quick"]
+    assert _batch("offline", FakePredictor(), prof, {}, {}) == (
+        8, "batch 8 (no throughput cell in this run: the accuracy batch)")
+    assert _batch("offline", FakePredictor(pass_batch_sizes=[1]), prof, {}, {}) == (
+        1, "batch 1 (no throughput cell in this run: the accuracy batch)")
+    assert _batch("offline", FakePredictor(pass_batch_sizes=[1]), prof,
+                  {"best_batch": 4}, {})[0] == 4      # a measured best batch still rules
+
+
 def test_paper_settings_are_mlperfs_own_and_short_ones_say_they_are_not_valid():
     seed = {"latency_p90_ms": 2.0, "samples_per_s": 500.0, "best_batch": 8}
     ts, used, why = settings.build(lg, "offline", "paper", "resnet50", seed, {})

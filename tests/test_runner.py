@@ -251,6 +251,9 @@ def test_a_model_branch_warms_only_the_batch_shapes_the_run_calls():
     assert warm_batch_sizes(prof, 20, ("latency", "singlestream")) == [1]
     assert warm_batch_sizes(prof, 20, ("latency", "throughput")) == [1, 2, 4, 8, 16]
     assert warm_batch_sizes(prof, 20, ("convert",)) == []
+    # a predictor whose passes run at batch 1 (a TVM build tuned there): batch 8 not compiled
+    assert warm_batch_sizes(prof, 20, ("parity", "latency"), lambda b: 1) == [1]
+    assert warm_batch_sizes(prof, 20, ("parity",), lambda b: 4) == [4]
 
 
 TASKS = ("parity", "accuracy", "latency", "throughput")

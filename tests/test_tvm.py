@@ -340,6 +340,20 @@ def test_layout_follows_the_option_then_the_database_then_the_target(tmp_path):
     assert passes.layout_for(host, db, "NCHW") == "NCHW"
 
 
+def test_tuned_batch_sizes_are_those_of_the_sessions_that_left_records(tmp_path):
+    # what a TVM build's parity and accuracy passes run at (TvmPredictor.pass_batch_sizes)
+    from converters.tvm import database
+    from tvmlib import old_database
+
+    assert database.tuned_batch_sizes(tmp_path / "none") == []
+    db = old_database(tmp_path / "db")
+    assert database.tuned_batch_sizes(db) == [1]      # before sessions recorded their batch
+    sessions = [{"batch_size": 4, "trials_after": 12}, {"batch_size": 8, "trials_after": 0},
+                {"batch_size": 1, "trials_after": 20}]
+    (db / database.DB_META).write_text(json.dumps({"sessions": sessions}), encoding="utf-8")
+    assert database.tuned_batch_sizes(db) == [1, 4]
+
+
 @pytest.mark.slow  # 15.5 s on the 2-core AVX2 VM (2026-11-26)
 def test_onnx_importer_path(tmp_path):
     import converters

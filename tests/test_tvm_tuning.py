@@ -227,10 +227,20 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert t["design_space"] == "wide-vector"       # the convs tile channels at the vector
     assert t["transfer_from"] == [str(sibling)]     # the artifact says what its tuning drew on
     x = np.random.RandomState(3).standard_normal((1, *SIZE)).astype(np.float32)
-    assert np.abs(conv.load(art, spec)(x) - _torch_logits(spec, x)).max() <= TOL
-    # An untuned build of the same model is a different cache entry.
+    pred = conv.load(art, spec)
+    assert np.abs(pred(x) - _torch_logits(spec, x)).max() <= TOL
+    # Parity and accuracy run where the kernels are tuned (batch 1), not the profile's 8.
+    from converters.tvm import database
+    from edgebench import measure
+
+    assert database.tuned_batch_sizes(db) == pred.pass_batch_sizes == [1]
+    assert measure.pass_batch(pred, 8) == 1
+    # An untuned build of the same model is a different cache entry, its passes any size.
     art0 = conv.convert(_spec({"tuning_dir": str(tmp_path / "none")}), tmp_path / "cache")
     assert art0.path != art.path and art0.meta["tuning"]["status"] == "untuned"
+    assert database.tuned_batch_sizes(tmp_path / "none") == []
+    pred0 = conv.load(art0, _spec({"tuning_dir": str(tmp_path / "none")}))
+    assert pred0.pass_batch_sizes is None and measure.pass_batch(pred0, 8) == 8
 
 
 def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):

@@ -236,6 +236,16 @@ def recipe_of(meta: dict) -> dict | None:
     return None
 
 
+def tuned_batch_sizes(db_dir) -> list[int]:
+    """The batch sizes this database holds tuned kernels for: those of its sessions that left
+    records (a session before batch sizes were recorded tuned batch 1). Empty: no database."""
+    if not db_dir or not database_exists(db_dir):
+        return []
+    sessions = read_db_meta(db_dir).get("sessions", [])
+    return sorted({int(s.get("batch_size") or 1) for s in sessions
+                   if s.get("trials_after", 1)} or {1})
+
+
 def reuse_sources(meta: dict) -> list[str]:
     """The other models' databases whose records of shared kernels were copied in (reuse)."""
     return _session_sources(meta, "reused_records")

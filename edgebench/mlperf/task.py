@@ -17,7 +17,7 @@ PERFORMANCE_SAMPLES = 1024     # what MLPerf's ResNet-50 keeps in memory
 
 
 def _batch(task: str, predictor, prof: dict, seed: dict, options: dict) -> tuple[int, str]:
-    from ..measure import fit_batch
+    from ..measure import fit_batch, pass_batch
 
     if task == "singlestream":
         return 1, "one sample per query"
@@ -29,8 +29,9 @@ def _batch(task: str, predictor, prof: dict, seed: dict, options: dict) -> tuple
         want, why = options["mlperf_offline_batch"], "--mlperf-offline-batch"
     elif seed.get("best_batch"):
         want, why = seed["best_batch"], "the variant's best throughput batch in this run"
-    else:
-        want, why = prof["accuracy_batch"], "no throughput cell in this run: the accuracy batch"
+    else:   # the accuracy task's own batch (a TVM build's tuned size)
+        want = pass_batch(predictor, prof["accuracy_batch"])
+        why = "no throughput cell in this run: the accuracy batch"
     b = fit_batch(predictor, int(want))
     return b, f"batch {b} ({why}{'' if b == want else f', {want} fitted to the predictor'})"
 
@@ -87,11 +88,11 @@ def run(cell, predictor, data, monitor, folder: Path, labels_real: bool) -> tupl
 def _accuracy(lg, cell, predictor, data, library, folder: Path, seed: dict, options: dict) -> dict:
     """LoadGen's AccuracyOnly mode: every sample once, its answer logged; top-1 from the log.
     Offline runs at the accuracy task's batch, so the logits are the very ones it scores."""
-    from ..measure import fit_batch
+    from ..measure import pass_batch
 
     task = cell.task
     if task == "offline":
-        batch = fit_batch(predictor, cell.run.prof["accuracy_batch"])
+        batch = pass_batch(predictor, cell.run.prof["accuracy_batch"])
     else:
         batch = _batch(task, predictor, cell.run.prof, seed, options)[0]
     ts, used, _ = settings.build(lg, task, cell.run.profile, cell.model, seed, options,
