@@ -112,10 +112,12 @@ keep_records() {
 # this CPU, else 1, and the caller stops); its summary is RUNS/tune.json, its log LOG and
 # RUNS/tune.log (without TVM's "Fast mode segfaults" lines). Without the models' recipes
 # (--recipe none), as every script before 2026-12-02 ran: they name their flags; RECIPE=auto
-# (or a --recipe in FLAG...) gives the model its recipe for the flags left unset.
+# (or a --recipe in FLAG...) gives the model its recipe for the flags left unset. Without
+# reuse (--no-reuse) unless REUSE=1.
 tune_from_nothing() {
-    local m=$1 dir=$2 runs=$3 log=$4
+    local m=$1 dir=$2 runs=$3 log=$4 reuse=(--no-reuse)
     shift 4
+    [ "${REUSE:-0}" = 1 ] && reuse=()
     if [ -f "$runs/tune.json" ]; then
         # kept records stand only for this CPU: another's are not retuned over, nor measured
         tuned_for_this_cpu "$runs/tune.json" && return 0
@@ -123,7 +125,7 @@ tune_from_nothing() {
     fi
     mkdir -p "$runs"
     step "${PY:-.venv/bin/python}" -m edgebench.tune --model "$m" --trials 512 \
-        --tuning-dir "$dir" --no-reuse --no-progress --recipe "${RECIPE:-none}" \
+        --tuning-dir "$dir" "${reuse[@]}" --no-progress --recipe "${RECIPE:-none}" \
         --summary "$runs/tune.json" "$@" > "$log" 2>&1
     grep -v 'Fast mode segfaults' "$log" > "$runs/tune.log"
 }

@@ -133,6 +133,7 @@ def test_pytorch_compile_parity_and_compile_time(tmp_path, wnid_folder, cache_di
     # a parity-only run: its branch warms the parity batch alone (8 images, batch 8), not
     # the latency and throughput shapes the run never calls
     assert r["variant_meta"]["compiled_in"]["warm_batch_sizes"] == [8], r["variant_meta"]
+    assert r["batch_size"] == 8          # the record says the batch the pass ran at
     assert "Parity against PyTorch FP32" in proc.stdout and "pytorch-compile" in proc.stdout
 
 

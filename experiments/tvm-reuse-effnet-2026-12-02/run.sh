@@ -30,21 +30,17 @@ ARMS=${ARMS:-"reuse-s0 noreuse-s0 noreuse-s1 reuse-s1"}
 start_experiment "$HERE"
 mkdir -p "$WORK"
 for arm in $ARMS; do
-    runs=$HERE/runs/$arm
     dir=$WORK/$arm
-    mkdir -p "$runs"
-    if [ -f "$runs/tune.json" ]; then
-        tuned_for_this_cpu "$runs/tune.json" || exit 1
-        continue
+    if [ ! -f "$HERE/runs/$arm/tune.json" ]; then
+        for s in squeezenet1_1 mobilenetv2_100 resnet152 swin_tiny_patch4_window7_224 vgg16; do
+            restore_tvm_db "$s" "$dir" "$SIX"
+        done
     fi
-    for s in squeezenet1_1 mobilenetv2_100 resnet152 swin_tiny_patch4_window7_224 vgg16; do
-        restore_tvm_db "$s" "$dir" "$SIX"
-    done
-    flags=(--seed "${arm##*-s}")
-    case $arm in noreuse-*) flags+=(--no-reuse) ;; esac
-    step "$PY" -m edgebench.tune --model "$M" --trials 512 --tuning-dir "$dir" "${flags[@]}" \
-        --no-progress --summary "$runs/tune.json" > "$WORK/tune-$arm.log" 2>&1 || exit 1
-    grep -v 'Fast mode segfaults' "$WORK/tune-$arm.log" > "$runs/tune.log"
+    arm_reuse=1
+    case $arm in noreuse-*) arm_reuse=0 ;; esac
+    # the plain command's defaults (EfficientNet-B0 has no recipe), reuse as the arm says
+    RECIPE=auto REUSE=$arm_reuse tune_from_nothing "$M" "$dir" "$HERE/runs/$arm" \
+        "$WORK/tune-$arm.log" --seed "${arm##*-s}" || exit 1
 done
 restore_tvm_db "$M" "$WORK/six-recipes" "$SIX"
 restore_tvm_db "$M" "$WORK/kept-1129" experiments/tvm-databases
