@@ -98,3 +98,37 @@ def test_a_record_that_does_not_apply_is_left_out_and_the_database_still_opens(t
                                  "tasks": 0, "not_replayable": 1}]
     db = ms.database.JSONDatabase(work_dir=str(tmp_path / "dst"), allow_missing=True)
     assert list(db.get_all_tuning_records()) == []
+
+
+def _tuned_in(path, space: str):
+    """A tuning.json as a session in ``space`` (NHWC) leaves it, for database_profile."""
+    import json
+
+    (path / "tuning.json").write_text(json.dumps(
+        {"layout": "NHWC", "sessions": [{"design_space": {space: True}}]}), encoding="utf-8")
+
+
+def test_reuse_draws_only_on_databases_of_the_sessions_layout_and_design_space(tmp_path):
+    """Two siblings hold the kernel: the one tuned in the session's profile lends its record,
+    the other is named in ``skipped`` with its profile and how many missing kernels it held."""
+    from converters.tvm import transfer
+
+    theirs, ours = _matmul(SRC), _matmul(DST)
+    for name, space in (("multi", "multi-vector"), ("wide", "wide-vector")):
+        _database(tmp_path / name, theirs, _scheduled(theirs))
+        _tuned_in(tmp_path / name, space)
+    task = types.SimpleNamespace(dispatched=[ours])
+    (tmp_path / "dst").mkdir()
+    res = transfer.reuse_alike(tmp_path / "dst", [task], [tmp_path / "multi", tmp_path / "wide"],
+                               ("NHWC", "wide-vector"))
+    assert (res["records"], res["tasks"]) == (1, 1), res
+    assert [d["database"] for d in res["databases"]] == [str(tmp_path / "wide")]
+    assert res["skipped"] == [{"database": str(tmp_path / "multi"), "layout": "NHWC",
+                               "design_space": "multi-vector", "tasks": 1}]
+    # A session in the multi-vector space takes the other's record and names this one.
+    (tmp_path / "dst2").mkdir()
+    res = transfer.reuse_alike(tmp_path / "dst2", [task], [tmp_path / "multi", tmp_path / "wide"],
+                               ("NHWC", "multi-vector"))
+    assert [d["database"] for d in res["databases"]] == [str(tmp_path / "multi")]
+    assert res["skipped"] == [{"database": str(tmp_path / "wide"), "layout": "NHWC",
+                               "design_space": "wide-vector", "tasks": 1}]

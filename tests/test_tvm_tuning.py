@@ -253,7 +253,9 @@ def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):
     src = _db_dir(tuned_dir["root"])
     root = tmp_path / "tuning"
     sibling = root / src.parent.name / "other_model-3x64x64"
-    shutil.copytree(src, sibling, ignore=shutil.ignore_patterns("logs", "tuning.json"))
+    # its tuning.json too: it says the database was tuned in this session's layout and space
+    shutil.copytree(src, sibling, ignore=shutil.ignore_patterns("logs"))
+    assert database.database_profile(sibling) == ("NHWC", "wide-vector")
     hashes, recs = database._records_by_workload(sibling)
     valid = {hashes[i]: sum(r < 1e9 for r in v) for i, v in recs.items()}
     expect = sum(min(transfer.REUSE_TOP_K, n) for n in valid.values())
@@ -268,6 +270,7 @@ def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):
     assert reused["databases"] == [{"database": str(sibling), "records": expect,
                                     "tasks": reused["tasks"], "not_replayable": 0}]
     assert reused["not_replayable"] == 0       # the same block names: every copy replays
+    assert reused["skipped"] == []
     assert s["trials_before"] == expect and s["trials_run"] == 0    # the budget is met
     assert f"reused: {expect} records of {reused['tasks']} task(s)" in r.stderr
     mine = root / src.parent.name / f"{MODEL}-{SIZE_ARG}"
@@ -294,6 +297,20 @@ def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     s3 = json.loads((tmp_path / "s3.json").read_text(encoding="utf-8"))["tuning"]
     assert s3["reused_records"]["records"] == 0
+    # A sibling tuned in another layout or design space (here: one without a tuning.json,
+    # which reads as NCHW in the default space) lends nothing; the session names it.
+    third = tmp_path / "other-space"
+    foreign = third / src.parent.name / "other_model-3x64x64"
+    shutil.copytree(sibling, foreign, ignore=shutil.ignore_patterns("logs", "tuning.json"))
+    r = _cli(*[a if a != str(root) else str(third) for a in args],
+             "--summary", str(tmp_path / "s4.json"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    s4 = json.loads((tmp_path / "s4.json").read_text(encoding="utf-8"))["tuning"]
+    assert s4["reused_records"]["records"] == 0 and s4["trials_run"] == 1
+    assert s4["reused_records"]["skipped"] == [{
+        "database": str(foreign), "layout": "NCHW", "design_space": "default",
+        "tasks": reused["tasks"]}]
+    assert "reuse: not from 1 database(s) tuned in another layout or design space" in r.stderr
 
 
 def test_rerank_remeasures_the_best_records_and_builds_apply_them(tuned_dir, tmp_path):

@@ -20,15 +20,18 @@ tuning database:
 
 reuse across models (on unless --no-reuse):
   A task whose kernel (same workload, same target) is already in another model's database
-  under --tuning-dir (or --transfer-from) starts from that database's 32 best records, copied
-  in: they are measurements of this very kernel on this target, and they count toward
+  under --tuning-dir (or --transfer-from) starts from that database's 32 best records,
+  copied in: they are measurements of this very kernel on this target, and they count toward
   --trials. ResNet-50, -101 and -152 share all 29 tasks: resnet152's 512-trial database
-  gives 491 records (32 per task at most), so a 512-trial ResNet-50 session after it runs 21
-  trials; with today's defaults EfficientNet-B0 finds 6 of its tasks in MobileNetV2's
-  database. Each copy is replayed on this model's kernel first, its block names mapped to
-  this kernel's (Relax names blocks after its variables); one that does not apply is left
-  out and counted. tuning.json and every record (tuning.reused_from) say which databases
-  were drawn on.
+  gives 491 records (32 per task at most), so a 512-trial ResNet-50 session after it, with
+  the same flags, runs 21 trials. Only from databases tuned in this session's layout and
+  design space (as for cost-model transfer) and measured with the same caches:
+  EfficientNet-B0 (one-vector) built slower networks from MobileNetV2's multi-vector records
+  than without them. Each copy is replayed on this model's kernel first, its block names
+  mapped to this kernel's (Relax names blocks after its variables); one that does not apply
+  is left out and counted. tuning.json and every record (tuning.reused_from) say which
+  databases were drawn on; tuning.json's reused_records.skipped, which were left out for
+  their space.
 
 cost-model transfer (on by default with --design-space multi-vector only):
   --transfer trains MetaSchedule's cost model, before the first search, on the measurements

@@ -128,6 +128,12 @@ def _runs_by_hash(db_dir) -> dict[str, list[float]]:
     return by_hash
 
 
+def measured_workloads(db_dir) -> set[str]:
+    """The structural hashes of the workloads with at least one valid measurement (a failed
+    candidate is filed at 1e10 s)."""
+    return {h for h, runs in _runs_by_hash(db_dir).items() if any(r < 1e9 for r in runs)}
+
+
 def tuning_summary(db_dir, tasks, target=None) -> dict:
     """What the database holds for these tasks: trial count, tasks with a record, and the
     tuner's own latency estimate (sum over tasks of weight x best measured run). Where

@@ -32,6 +32,11 @@ class Progress:
                               for d in reused["databases"] if d.get("records"))
             c.print(f"reused: {reused['records']} records of {reused['tasks']} task(s) other "
                     f"models' databases already tuned ({names})")
+        if reused.get("skipped"):
+            names = ", ".join(f"{Path(d['database']).name} ({d['layout']}/{d['design_space']}"
+                              f"): {d['tasks']}" for d in reused["skipped"])
+            c.print(f"reuse: not from {len(reused['skipped'])} database(s) tuned in another "
+                    f"layout or design space ({names} task(s))")
         if reused.get("not_replayable"):
             c.print(f"reuse: {reused['not_replayable']} record(s) of other models' databases "
                     "left out: they do not apply to this model's kernels")

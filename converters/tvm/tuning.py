@@ -166,14 +166,17 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
                            f"tasks: {', '.join(sorted(t.task_name for t in every))})")
     if not tasks:
         raise TvmError("nothing to tune: the model lowered to no tunable TIR functions")
+    profile = (layout, design_space.session_space(cfg.design_space, target, layout))
     # Reuse: kernels other models' databases for this target already tuned start from those
-    # records (they count toward --trials; transfer.reuse_records).
-    # Only from databases measured with the same caches: a warm record is faster than a cold
-    # one of the same kernel, and would win the task on the way it was measured.
-    reused = (transfer.reuse_records(db_dir, tasks, [
+    # records (they count toward --trials; transfer.reuse_records). Only from databases
+    # tuned in this layout and design space (transfer.reuse_alike), and measured with the
+    # same caches: a warm record is faster than a cold one of the same kernel, and would win
+    # the task on the way it was measured.
+    reused = (transfer.reuse_alike(db_dir, tasks, [
         d for d in transfer.transfer_databases(db_dir, cfg.transfer_from)
-        if runner.caches_for(target, d) == cfg.runner_caches])
-        if cfg.reuse else {"records": 0, "tasks": 0, "not_replayable": 0, "databases": []})
+        if runner.caches_for(target, d) == cfg.runner_caches], profile)
+        if cfg.reuse else {"records": 0, "tasks": 0, "not_replayable": 0, "databases": [],
+                           "skipped": []})
     before = database.tuning_summary(db_dir, tasks)
     remaining = cfg.trials - before["trials"]
     n_tasks = len(tasks)
@@ -188,7 +191,6 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "database": str(db_dir), "batch_size": batch, **lowering,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
             "reused_records": reused}
-    profile = (layout, design_space.session_space(cfg.design_space, target, layout))
     auto = transfer.auto_transfer(cfg.transfer, profile[1])
     siblings = (transfer.transfer_databases(db_dir, cfg.transfer_from, auto)
                 if remaining > 0 else [])
