@@ -310,7 +310,7 @@ def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):
     assert s4["reused_records"]["skipped"] == [{
         "database": str(foreign), "layout": "NCHW", "design_space": "default",
         "tasks": reused["tasks"]}]
-    assert "reuse: not from 1 database(s) tuned in another layout or design space" in r.stderr
+    assert "reuse: 1 database(s) left out, tuned in another layout or design space" in r.stderr
 
 
 def test_rerank_remeasures_the_best_records_and_builds_apply_them(tuned_dir, tmp_path):

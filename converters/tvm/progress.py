@@ -33,10 +33,10 @@ class Progress:
             c.print(f"reused: {reused['records']} records of {reused['tasks']} task(s) other "
                     f"models' databases already tuned ({names})")
         if reused.get("skipped"):
-            names = ", ".join(f"{Path(d['database']).name} ({d['layout']}/{d['design_space']}"
-                              f"): {d['tasks']}" for d in reused["skipped"])
-            c.print(f"reuse: not from {len(reused['skipped'])} database(s) tuned in another "
-                    f"layout or design space ({names} task(s))")
+            names = ", ".join(f"{Path(d['database']).name} ({d['layout']}/{d['design_space']}, "
+                              f"{d['tasks']} of this model's tasks)" for d in reused["skipped"])
+            c.print(f"reuse: {len(reused['skipped'])} database(s) left out, tuned in another "
+                    f"layout or design space: {names}")
         if reused.get("not_replayable"):
             c.print(f"reuse: {reused['not_replayable']} record(s) of other models' databases "
                     "left out: they do not apply to this model's kernels")
