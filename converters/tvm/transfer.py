@@ -4,10 +4,11 @@ Reuse (default): a task whose kernel (workload) another model's database for the
 target already holds starts from that database's best records, copied in as they are: they
 are measurements of this very kernel on this very target. ResNet-50, -101 and -152 share all
 29 of their tasks (a 512-trial resnet152 database gives 491 records, so a 512-trial ResNet-50
-session after it runs 21 trials); with today's defaults EfficientNet-B0 finds 6 of its tasks
-in MobileNetV2's database (docs/tvm.md, "Reuse across models"). A copy is replayed on this
-model's kernel first, under its block names (``replayed``). Only from databases tuned in this
-session's layout and design space, as for transfer (``reuse_alike``).
+session after it, with the same flags, runs 21 trials). Only from databases tuned in this
+session's layout and design space, as for transfer (``reuse_alike``): with the model recipes,
+EfficientNet-B0 (one-vector) no longer takes the 6 kernels it shares with MobileNetV2's
+multi-vector database (docs/tvm.md, "Reuse across models"). A copy is replayed on this
+model's kernel first, under its block names (``replayed``).
 
 Warm start (resume): the measurements this model's own database already holds.
 
@@ -272,15 +273,18 @@ def reuse_records(db_dir, tasks, sources, top_k: int = REUSE_TOP_K) -> dict:
             lost += skipped
     return {"records": n, "tasks": len(done), "not_replayable": lost, "databases": used}
 
+
 def reuse_alike(db_dir, tasks, candidates, profile: tuple[str, str]) -> dict:
     """``reuse_records`` from those of ``candidates`` tuned in this session's layout and
     design space (``profile``), as cost-model transfer (``split_by_profile``). A copy from
-    another space is a true measurement of the kernel, but the sessions that took them
-    searched the other kernels worse: EfficientNet-B0 (one-vector space) after MobileNetV2
-    (multi-vector) copied 77 records of 6 tasks (counted as trials done, and trained on
-    first), and its networks ran 1.09x and 1.14x the 11-29 database's p50 over two seeds,
-    against 1.02x and 1.03x without them (Zen 5, experiments/tvm-reuse-effnet-2026-12-02/;
-    docs/tvm.md, "Reuse across models").
+    another space is a true measurement of the kernel, but on Zen 5 the sessions that took
+    them searched the other kernels worse: EfficientNet-B0 (one-vector space) after
+    MobileNetV2 (multi-vector) copied 77 records of 6 tasks (counted as trials done, and
+    trained on first), and its networks ran 1.09x and 1.14x the 11-29 database's p50 over two
+    seeds, against 1.02x and 1.03x without them (experiments/tvm-reuse-effnet-2026-12-02/).
+    On Zen 4 it went the other way, by less (0.902x and 0.915x with the copies, 0.926x
+    without; experiments/tvm-reuse-space-zen4-2026-12-03/): a default on mixed evidence
+    (docs/tvm.md, "Reuse across models").
 
     The result is ``reuse_records``' plus ``skipped``: the other-profile databases that hold
     measurements of some of this model's missing kernels, with their layout, design space
