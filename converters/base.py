@@ -100,10 +100,11 @@ class Predictor:
     # The batch sizes this predictor can run, or None for any. The measurements use only
     # these (an exported TVM artifact holds just the sizes it was compiled for).
     batch_sizes: list[int] | None = None
-    # The batch sizes a pass over the images (parity, accuracy) should run at, or None for
-    # the task's own: a TVM build runs any size, but only the sizes its database was tuned
-    # at have tuned kernels (another is compiled untuned: seconds per image on a CPU).
-    pass_batch_sizes: list[int] | None = None
+    # The batch sizes it runs at its best, or None for every size it runs: a TVM build runs
+    # any size, but only the sizes its database was tuned at have tuned kernels (another is
+    # compiled untuned: seconds per image on a CPU). Passes over the images (parity,
+    # accuracy), the throughput search and MultiStream's queries keep to these.
+    tuned_batch_sizes: list[int] | None = None
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:  # pragma: no cover - protocol
         raise NotImplementedError

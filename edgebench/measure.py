@@ -46,15 +46,22 @@ def fit_batch(predictor, wanted: int) -> int:
     return _fit(predictor.batch_sizes, wanted)
 
 
-def pass_batch(predictor, wanted: int) -> int:
-    """The batch a pass over the images (parity, accuracy) runs at: ``wanted`` fitted to the
-    sizes the predictor asks passes to use (``Predictor.pass_batch_sizes``; a TVM build's
-    tuned sizes: ResNet-152's batch-8 library, untuned, reached 8 of 16 images in 45 s), else
-    to those it can run. The logits are the same at any size."""
+def tuned_sizes(predictor) -> list[int] | None:
+    """The batch sizes ``predictor`` runs at its best (``Predictor.tuned_batch_sizes``, those
+    it can run), sorted; else those it can run (None: any). A TVM build tuned at batch 1
+    compiles any other size with untuned kernels: seconds per image on a CPU."""
     can = predictor.batch_sizes
-    prefer = [b for b in getattr(predictor, "pass_batch_sizes", None) or ()
-              if can is None or b in can]
-    return _fit(prefer, wanted) if prefer else fit_batch(predictor, wanted)
+    tuned = sorted(b for b in getattr(predictor, "tuned_batch_sizes", None) or ()
+                   if can is None or b in can)
+    return tuned or can
+
+
+def pass_batch(predictor, wanted: int) -> int:
+    """The batch a pass over the images (parity, accuracy; MultiStream's queries) runs at:
+    ``wanted`` fitted to the sizes the predictor runs at its best (``tuned_sizes``:
+    ResNet-152's batch-8 library, untuned, reached 8 of 16 images in 45 s). The logits are
+    the same at any size."""
+    return _fit(tuned_sizes(predictor), wanted)
 
 
 def cold_start(predictor, x: np.ndarray) -> float:
@@ -123,15 +130,19 @@ def _window_fields(monitor, w) -> dict:
 
 def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None,
                on_step=None) -> tuple[str, dict, str]:
-    """Max-batch search: 1, 2, 4, ... until OOM, the profile's cap, the time budget, or the
-    gain has stopped (``FLAT_STEPS_TO_STOP`` steps in a row); on OOM one step down halfway
-    between the last good batch and the failed one.
+    """Max-batch search: 1, 2, 4, ... (or the sizes the predictor runs at its best,
+    ``tuned_sizes``: a TVM build's tuned ones) until OOM, the profile's cap, the time budget,
+    or the gain has stopped (``FLAT_STEPS_TO_STOP`` steps in a row); on OOM one step down
+    halfway between the last good batch and the failed one.
 
     ``on_step(fields)``, when given, is called after each batch size with the record's
     fields as measured so far (the worker writes them to disk: a worker killed later, e.g.
     by the OOM killer, still leaves the sizes it measured)."""
     cfg = prof["throughput"]
-    sizes = predictor.batch_sizes   # None: doubling; else only the sizes it can run (sorted)
+    # None: doubling; else only the sizes it runs at its best (a TVM build's tuned sizes: an
+    # untuned size is compiled for minutes and runs 10-100x slower) or can run, sorted
+    sizes = tuned_sizes(predictor)
+    tuned_only = sizes is not None and set(sizes) != set(predictor.batch_sizes or ())
 
     def larger(b: int) -> int:
         if sizes is None:
@@ -199,6 +210,8 @@ def throughput(predictor, data, prof: dict, monitor, ref_by_batch=None,
     else:
         stop_reason = (f"batch cap {cfg['max_batch']} of this profile reached"
                        if sizes is None or sizes[-1] > cfg["max_batch"]
+                       else f"largest batch size the variant is tuned for ({sizes[-1]}) reached: "
+                            "it would run a larger one with untuned kernels" if tuned_only
                        else f"largest batch size the variant was built for ({sizes[-1]}) reached")
     if not by_batch:
         return "failed", {"by_batch": []}, stop_reason or "no batch size ran"

@@ -13,6 +13,7 @@ from pathlib import Path
 from . import report_int8, report_mlperf, report_powermodes, store
 from .profiles import COMPARABLE
 from .report_format import (
+    OK_STATUSES,
     fmt,
     has_power_modes,
     latest_cells,
@@ -46,6 +47,9 @@ def one_line(r: dict) -> str:
     if t == "parity":
         return (f"top1 agree {r['top1_agreement']:.3f}  max|d| {r['max_abs_diff']:.2e}  "
                 f"cos_min {r['cosine_min']:.6f}")
+    if r.get("mlperf"):         # LoadGen's scenarios: their metric, not a convert time
+        m = r["mlperf"]
+        return f"{m.get('scenario')}: {m.get('metric')} {fmt(m.get('value'))} {m.get('unit') or ''}".rstrip()
     return f"convert {r.get('convert_s', 0):.1f} s"
 
 
@@ -118,6 +122,32 @@ def _paper_section(rows: list[dict], meta: dict) -> str:
 def _label(r: dict) -> str:
     """A row's variant, with its nvpmodel power mode when the run swept modes."""
     return r["variant"] + (f" @ {r['power_mode']}" if r.get("power_mode") else "")
+
+
+def _tuned_batch_notes(records: list[dict], model: str) -> list[str]:
+    """A line for each variant whose tuning database holds tuned kernels for some batch sizes
+    only (a TVM build's ``variant_meta.tuning.batch_sizes``): its throughput search keeps to
+    them (its samples/s stop there because another size would run untuned kernels, not because
+    the gain had stopped), or, where it ran others (an exported artifact runs the sizes it
+    holds), which ran untuned."""
+    out = []
+    for r in latest_cells(records).values():
+        tuned = ((r.get("variant_meta") or {}).get("tuning") or {}).get("batch_sizes")
+        if r["model"] != model or r["task"] != "throughput" or not tuned \
+                or r["status"] not in OK_STATUSES:
+            continue
+        sizes = ", ".join(map(str, tuned))
+        untuned = [b["batch_size"] for b in r.get("by_batch") or () if b["batch_size"] not in tuned]
+        if untuned:
+            out.append(f"- {_label(r)}: throughput's batch sizes {', '.join(map(str, untuned))} "
+                       f"ran with untuned kernels (its tuning database holds tuned kernels for "
+                       f"{sizes}).")
+            continue
+        out.append(f"- {_label(r)}: throughput searched only the batch sizes its tuning database "
+                   f"holds tuned kernels for ({sizes}); another would run untuned. "
+                   f"`python -m edgebench.tune --model {model} --batch-size {2 * max(tuned)}` "
+                   "tunes another size into the same database.")
+    return out
 
 
 def _memory_notes() -> list[str]:
@@ -254,6 +284,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
                                 "peak RSS MB", "system mem MB", "GPU/NvMap MB", "power W",
                                 "convert s"], tab))
         notes = [f"- {_label(r)}: {r['reasons']}" for r in rows if r["model"] == model and r["reasons"]]
+        notes += _tuned_batch_notes(records, model)
         if notes:
             lines += [""] + notes
         lines.append("")

@@ -243,6 +243,29 @@ def test_throughput_variant_batch_sizes_and_their_end(clock):
     assert "largest batch size the variant was built for (8)" in f["stop_reason"]
 
 
+def test_throughput_keeps_to_the_sizes_a_predictor_is_tuned_for(clock):
+    # A TVM build tuned at batches 1 and 4 runs any size, but others with untuned kernels: the
+    # search measures only the tuned ones and says why it ended.
+    p = FakePredictor(cost_s=0.002, clock=clock, tuned_batch_sizes=[4, 1])
+    status, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert status == "ok" and p.distinct_batches() == [1, 4]
+    assert [r["batch_size"] for r in f["by_batch"]] == [1, 4] and f["best_batch"] == 4
+    assert f["stop_reason"] == ("largest batch size the variant is tuned for (4) reached: it "
+                                "would run a larger one with untuned kernels")
+    # tuned at 1 only: one size, and the search ends there
+    p = FakePredictor(cost_s=0.002, clock=clock, tuned_batch_sizes=[1])
+    _, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert p.distinct_batches() == [1] and f["best_batch"] == 1
+    assert "variant is tuned for (1)" in f["stop_reason"]
+    # a tuned size the predictor cannot run is left out; none left: the sizes it can run
+    p = FakePredictor(cost_s=0.002, clock=clock, batch_sizes=[1, 2, 8], tuned_batch_sizes=[1, 4])
+    _, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert p.distinct_batches() == [1] and "tuned for (1)" in f["stop_reason"]
+    p = FakePredictor(cost_s=0.002, clock=clock, batch_sizes=[1, 2, 8], tuned_batch_sizes=[4])
+    _, f, _ = measure.throughput(p, FakeData(), _prof(), null_monitor())
+    assert p.distinct_batches() == [1, 2, 8] and "was built for (8)" in f["stop_reason"]
+
+
 def test_throughput_partial_on_time_budget(clock):
     p = FakePredictor(cost_s=0.002, clock=clock)
     status, f, reason = measure.throughput(p, FakeData(), _prof(throughput={"budget_s": 0.015}),
@@ -263,17 +286,17 @@ def test_fit_batch(sizes, wanted, got):
     (None, None, 8, 8), (None, [1], 8, 1), (None, [1, 4], 8, 4), (None, [4], 2, 4),
     ([2, 4], [1, 4], 8, 4), ([2, 4], [1], 8, 4)])   # a preferred size it cannot run is not
 def test_pass_batch(sizes, prefer, wanted, got):
-    p = FakePredictor(batch_sizes=sizes, pass_batch_sizes=prefer)
+    p = FakePredictor(batch_sizes=sizes, tuned_batch_sizes=prefer)
     assert measure.pass_batch(p, wanted) == got
 
 
 def test_passes_run_at_the_predictors_pass_batch_size():
-    # A TVM build tuned at batch 1 (its pass_batch_sizes): parity and accuracy run at batch
+    # A TVM build tuned at batch 1 (its tuned_batch_sizes): parity and accuracy run at batch
     # 1, warm-up included, not at the profile's 8, which would compile untuned kernels.
-    p = FakePredictor(pass_batch_sizes=[1])
+    p = FakePredictor(tuned_batch_sizes=[1])
     status, f, _ = measure.accuracy(p, FakeData(n=3), _prof(accuracy_batch=8), null_monitor())
     assert f["batch_size"] == 1 and f["n_images"] == 3 and p.calls == [1, 1, 1, 1]
-    p = FakePredictor(pass_batch_sizes=[1])
+    p = FakePredictor(tuned_batch_sizes=[1])
     logits, _, _ = measure.budgeted_pass(p, FakeData(n=20), 8, limit=16, budget_s=45.0)
     assert len(logits) == 16 and set(p.calls) == {1}
 

@@ -51,6 +51,21 @@ def test_an_invalid_multistream_run_says_which_rule_failed():
     assert got["samples_per_query"] == 8
 
 
+def test_the_progress_line_of_a_scenario_record_gives_its_metric():
+    # before, every scenario record's line read "convert 0.0 s"
+    from edgebench.report import one_line
+
+    lines = {}
+    for scenario, log in (("SingleStream", "singlestream"), ("MultiStream", "multistream"),
+                          ("Offline", "offline")):
+        values, _ = mllog.read(LOGS / f"{log}-detail.txt")
+        got = mllog.summarize(scenario, values)
+        lines[scenario] = one_line({"task": log, "status": "ok", "mlperf": got})
+        assert lines[scenario].startswith(f"{scenario}: {got['metric']} ")
+        assert "convert" not in lines[scenario]
+    assert lines["MultiStream"].endswith(" ms") and lines["Offline"].endswith(" samples/s")
+
+
 def test_offline_reports_samples_per_second():
     values, _ = mllog.read(LOGS / "offline-detail.txt")
     got = mllog.summarize("Offline", values)
@@ -178,10 +193,27 @@ def test_offline_without_a_throughput_cell_runs_at_the_accuracy_tasks_batch():
     prof = PROFILES["quick"]
     assert _batch("offline", FakePredictor(), prof, {}, {}) == (
         8, "batch 8 (no throughput cell in this run: the accuracy batch)")
-    assert _batch("offline", FakePredictor(pass_batch_sizes=[1]), prof, {}, {}) == (
+    assert _batch("offline", FakePredictor(tuned_batch_sizes=[1]), prof, {}, {}) == (
         1, "batch 1 (no throughput cell in this run: the accuracy batch)")
-    assert _batch("offline", FakePredictor(pass_batch_sizes=[1]), prof,
+    assert _batch("offline", FakePredictor(tuned_batch_sizes=[1]), prof,
                   {"best_batch": 4}, {})[0] == 4      # a measured best batch still rules
+
+
+def test_multistream_queries_run_at_a_size_the_predictor_is_tuned_for():
+    from edgebench.mlperf.task import _batch
+    from edgebench.profiles import PROFILES
+    from testlib import FakePredictor
+
+    prof = PROFILES["quick"]
+    assert _batch("multistream", FakePredictor(), prof, {}, {}) == (
+        8, "the query's 8 samples as one batch")
+    assert _batch("multistream", FakePredictor(batch_sizes=[1, 4]), prof, {}, {}) == (
+        4, "the predictor runs no batch 8: the query in batches of 4")
+    # a TVM build tuned at batch 1 would compile batch 8 with untuned kernels
+    assert _batch("multistream", FakePredictor(tuned_batch_sizes=[1]), prof, {}, {}) == (
+        1, "the predictor is tuned for no batch 8 (it would run one with untuned kernels): "
+           "the query in batches of 1")
+    assert _batch("multistream", FakePredictor(tuned_batch_sizes=[1, 8]), prof, {}, {})[0] == 8
 
 
 def test_paper_settings_are_mlperfs_own_and_short_ones_say_they_are_not_valid():

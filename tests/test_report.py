@@ -143,3 +143,33 @@ def test_memory_and_energy_each_under_their_own_name_and_study_memory_like_with_
     assert "10.3 GB" in mem_row and "| 10.30 |" in mem_row       # 10547.2 MiB / 1024, not RSS
     assert "## Power and energy" in md and "| 14.30 @ 8 | 7.000 |" in md
     assert (tmp_path / "plots" / "energy.png").is_file()
+
+
+def test_a_throughput_kept_to_tuned_sizes_says_so_under_its_table(tmp_path):
+    # a TVM build's record: its tuning block lists the sizes its database was tuned at
+    tuning = {"status": "tuned", "batch_sizes": [1]}
+    records = [
+        rec("pytorch", "throughput", best_batch=16, samples_per_s=90.0, by_batch=[],
+            stop_reason="batch cap 16 of this profile reached"),
+        rec("tvm", "throughput", best_batch=1, samples_per_s=300.0,
+            by_batch=[{"batch_size": 1, "samples_per_s": 300.0}], variant_meta={"tuning": tuning},
+            stop_reason="largest batch size the variant is tuned for (1) reached: it would "
+                        "run a larger one with untuned kernels"),
+        rec("tvm", "latency", latency_ms=lat(3.0), n=100, variant_meta={"tuning": tuning})]
+    meta = {"run_id": "x", "models": {"m": {"weights": "random-seed-0"}},
+            "data": {"source": "sample", "n_images": 16}, "variants": {}}
+    report.write_all(tmp_path, records, meta)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    notes = [ln for ln in md.splitlines() if "throughput searched only" in ln]
+    assert notes == ["- tvm: throughput searched only the batch sizes its tuning database holds "
+                     "tuned kernels for (1); another would run untuned. `python -m edgebench.tune "
+                     "--model m --batch-size 2` tunes another size into the same database."]
+    # an exported artifact runs the sizes it holds: which of them ran untuned is said instead
+    records[1] = dict(records[1], by_batch=[{"batch_size": 1, "samples_per_s": 300.0},
+                                            {"batch_size": 2, "samples_per_s": 20.0}],
+                      stop_reason="largest batch size the variant was built for (2) reached")
+    report.write_all(tmp_path, records, meta)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "throughput searched only" not in md
+    assert ("- tvm: throughput's batch sizes 2 ran with untuned kernels (its tuning database "
+            "holds tuned kernels for 1).") in md.splitlines()

@@ -341,7 +341,7 @@ def test_layout_follows_the_option_then_the_database_then_the_target(tmp_path):
 
 
 def test_tuned_batch_sizes_are_those_of_the_sessions_that_left_records(tmp_path):
-    # what a TVM build's parity and accuracy passes run at (TvmPredictor.pass_batch_sizes)
+    # the sizes a TVM build runs (TvmPredictor.tuned_batch_sizes): passes, throughput, MultiStream
     from converters.tvm import database
     from tvmlib import old_database
 

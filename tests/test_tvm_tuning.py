@@ -233,14 +233,28 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     from converters.tvm import database
     from edgebench import measure
 
-    assert database.tuned_batch_sizes(db) == pred.pass_batch_sizes == [1]
+    assert database.tuned_batch_sizes(db) == pred.tuned_batch_sizes == t["batch_sizes"] == [1]
     assert measure.pass_batch(pred, 8) == 1
+    # The throughput search and MultiStream keep to the tuned size too: no untuned batch 2 is
+    # compiled (the artifact cache would hold its library).
+    from edgebench.mlperf.task import _batch
+    from testlib import FakeData, null_monitor
+
+    prof = {"throughput": {"max_batch": 16, "warmup": 1, "min_iters": 3, "min_s": 0.05,
+                           "budget_s": 30.0, "min_gain": 1.03}}
+    libs = sorted(lib.name for lib in (tmp_path / "cache").rglob("*.so"))
+    status, f, _ = measure.throughput(pred, FakeData(n=4, hw=SIZE[1]), prof, null_monitor())
+    assert status == "ok" and [r["batch_size"] for r in f["by_batch"]] == [1]
+    assert "variant is tuned for (1) reached" in f["stop_reason"]
+    assert sorted(pred.libs) == [1]
+    assert sorted(lib.name for lib in (tmp_path / "cache").rglob("*.so")) == libs
+    assert _batch("multistream", pred, {"accuracy_batch": 8}, {}, {})[0] == 1
     # An untuned build of the same model is a different cache entry, its passes any size.
     art0 = conv.convert(_spec({"tuning_dir": str(tmp_path / "none")}), tmp_path / "cache")
     assert art0.path != art.path and art0.meta["tuning"]["status"] == "untuned"
     assert database.tuned_batch_sizes(tmp_path / "none") == []
     pred0 = conv.load(art0, _spec({"tuning_dir": str(tmp_path / "none")}))
-    assert pred0.pass_batch_sizes is None and measure.pass_batch(pred0, 8) == 8
+    assert pred0.tuned_batch_sizes is None and measure.pass_batch(pred0, 8) == 8
 
 
 def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):

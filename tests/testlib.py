@@ -124,17 +124,17 @@ class FakePredictor:
     slept for real or, given a VirtualClock, added to it. ``oom_above``: batches larger than
     this raise converters.OutOfMemory. ``logits_fn(x)`` overrides the default logits (the
     mean of each image, broadcast over the classes). ``first_call_s`` is added to the first call
-    at each batch size, as a variant that compiles per shape pays it. ``pass_batch_sizes``:
-    the sizes it asks parity and accuracy to use (as a tuned TVM build does). ``calls`` holds
-    every batch size seen."""
+    at each batch size, as a variant that compiles per shape pays it. ``tuned_batch_sizes``:
+    the sizes it runs at its best (as a tuned TVM build: the passes, throughput and MultiStream
+    keep to them). ``calls`` holds every batch size seen."""
 
     def __init__(self, n_classes: int = 10, cost_s: float = 0.0, per_sample_s: float = 0.0,
                  batch_sizes: list[int] | None = None, oom_above: int | None = None,
                  clock: VirtualClock | None = None, logits_fn=None, error: Exception | None = None,
-                 first_call_s: float = 0.0, pass_batch_sizes: list[int] | None = None):
+                 first_call_s: float = 0.0, tuned_batch_sizes: list[int] | None = None):
         self.first_call_s = first_call_s
         self.n_classes, self.cost_s, self.per_sample_s = n_classes, cost_s, per_sample_s
-        self.batch_sizes, self.pass_batch_sizes = batch_sizes, pass_batch_sizes
+        self.batch_sizes, self.tuned_batch_sizes = batch_sizes, tuned_batch_sizes
         self.oom_above, self.clock, self.logits_fn, self.error = oom_above, clock, logits_fn, error
         self.meta = {"fake": True}
         self.calls: list[int] = []

@@ -200,6 +200,8 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             "recipe": ({k: v for k, v in (recipe_of(meta) or {}).items() if k != "evidence"}
                        or None) if status == "tuned" else None,
             "reranked": reranked_summary(db_dir) if status == "tuned" else None,
+            # the sizes with tuned kernels: the throughput search and MultiStream keep to them
+            "batch_sizes": tuned_batch_sizes(db_dir) if status == "tuned" else [],
             # the build's report (build.apply_database): the choice and what it applied
             "prefetch": summary.get("prefetch") if status == "tuned" else None}
 

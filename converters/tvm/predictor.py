@@ -45,10 +45,10 @@ class TvmPredictor(Predictor):
         # An exported artifact runs only the batch sizes it holds (the measurements adapt);
         # a build here compiles any other size on first use.
         self.batch_sizes = sorted(self.libs) if ctx is None else None
-        # Parity and accuracy run at the sizes the database was tuned at: another size is
-        # compiled with untuned kernels (seconds per image).
-        self.pass_batch_sizes = (database.tuned_batch_sizes(ctx["db_dir"]) or None
-                                 if ctx is not None else None)
+        # The passes, the throughput search and MultiStream run at the sizes the database
+        # was tuned at: another size is compiled with untuned kernels (seconds per image).
+        self.tuned_batch_sizes = (database.tuned_batch_sizes(ctx["db_dir"]) or None
+                                  if ctx is not None else None)
         self._vms: dict = {}
         self._from_dlpack = None          # tvm.runtime.from_dlpack, set by the first _get
         for b in list(self.libs)[:1]:
