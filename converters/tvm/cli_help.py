@@ -49,8 +49,8 @@ cost-model transfer (on by default with --design-space multi-vector only):
 model recipes (--recipe; default auto):
   A new database on an x86-64 CPU takes its model's recipe for every option left unset: the
   options that model's best database was tuned with, kept only where they gained on every
-  CPU they were measured on (the AVX2 Zen 3 and AVX-512 Zen 5 for all four, the Zen 4 for
-  vgg16 too; converters/tvm/recipes.py names the experiments):
+  CPU they were measured on (the AVX2 Zen 3, the AVX-512 Zen 4 and Zen 5, all four;
+  converters/tvm/recipes.py names the experiments):
     vgg16            --conv2d winograd
     resnet152        --conv2d winograd-fit --design-space multi-vector --allocation measured
                      --runner-caches cold

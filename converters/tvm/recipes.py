@@ -1,8 +1,8 @@
 """Per-model tuning recipes: the options each study model's best CPU database was tuned with.
 
 Issue 33 found, model by model, which tuning options beat the defaults on the x86 CPUs this
-project measured: the AVX2 Zen 3 and the AVX-512 Zen 5 for all four recipes, the Zen 4 for
-VGG16's too. A user who runs
+project measured: the AVX2 Zen 3 and the AVX-512 Zen 4 and Zen 5, for all four recipes. A
+user who runs
 ``python -m edgebench.tune --model resnet152`` should get that, not the defaults. So a new
 database on an x86-64 LLVM target takes its model's recipe for every option the user leaves
 unset. It is recorded in ``tuning.json`` (each session's ``recipe``) and in every run record's
@@ -46,20 +46,25 @@ RECIPES = {r.model: r for r in (
             "tvm-six-models-zen5-2026-11-29")),
     # The tile that fits each conv, two-vector tiles, trials by measured time, candidates
     # measured with their weights flushed: 0.926x ORT's p50 on the Zen 5; on the Zen 3 0.802x
-    # the kept direct database's network (1.101x ORT's p50, against 1.508x).
+    # the kept direct database's network (1.101x ORT's p50, against 1.508x); on the Zen 4
+    # 0.945-0.960x the kept one's network, 0.896-0.993x ORT's p50 (against 1.063x).
     Recipe("resnet152", {"conv2d": "winograd-fit", "design_space": "multi-vector",
                          "allocation": "measured", "runner_caches": "cold"},
-           ("tvm-winograd-fit-zen5-2026-11-29", "tvm-recipes-zen3-2026-12-01")),
+           ("tvm-winograd-fit-zen5-2026-11-29", "tvm-recipes-zen3-2026-12-01",
+            "tvm-recipes-zen4-2026-12-03")),
     # Two-vector tiles: 0.951x ORT's p50 on the Zen 5 (one vector: 1.036x); 0.977x the kept
-    # one-vector database's network on the Zen 3.
+    # one-vector database's network on the Zen 3, 0.982x on the Zen 4.
     Recipe("mobilenetv2_100", {"design_space": "multi-vector"},
-           ("tvm-multi-vector-2026-11-29", "tvm-recipes-zen3-2026-12-01")),
+           ("tvm-multi-vector-2026-11-29", "tvm-recipes-zen3-2026-12-01",
+            "tvm-reuse-space-zen4-2026-12-03")),
     # Two-vector tiles, the 1000-class conv padded to whole pairs, trials by measured time,
     # direct convs: 1.026x ORT's p50 on the Zen 5 (defaults: 1.071x); on the Zen 3 0.889x the
-    # kept database's network, 1.114x ORT's p50 (kept: 1.634x).
+    # kept database's network, 1.114x ORT's p50 (kept: 1.634x); on the Zen 4 0.906-0.978x the
+    # kept one's network, 0.895-0.974x ORT's p50 (kept: 1.019x).
     Recipe("squeezenet1_1", {"design_space": "multi-vector", "out_channels": "pad-pair",
                              "allocation": "measured"},
-           ("tvm-pool-schedule-2026-11-29", "tvm-zen3-squeezenet-direct-2026-12-02")),
+           ("tvm-pool-schedule-2026-11-29", "tvm-zen3-squeezenet-direct-2026-12-02",
+            "tvm-recipes-zen4-2026-12-03")),
 )}
 
 
