@@ -322,6 +322,14 @@ def test_jtop_service_and_power_mode_sweep_on_the_emulated_orin(lane):
         assert set(st["clocks"]["cpu_max_mhz"].values()) == {cpu}
         assert st["clocks"]["gpu_max_mhz"] == gpu
         p = r["power_w"]
+        if p is None:
+            # CI 2026-12-03 (f0d21e8): jtop's service was gone before MODE_50W's cell began
+            # (the same death under QEMU as below, between the cells): with the source forced
+            # to jtop the cell has no power, and the record must say why. Not compared.
+            assert r["power_reason"].startswith("no power sensor found (tried jtop: ") \
+                and "no jtop service here" in r["power_reason"], r["power_reason"]
+            compared[mode] = None
+            continue
         assert p["source"] == "jtop", r["power_reason"]
         check = p["check"]
         assert check["source"] == "ina3221-sysfs" and check["n_samples"] >= 10
