@@ -13,14 +13,13 @@ from pathlib import Path
 from . import report_int8, report_mlperf, report_powermodes, store
 from .profiles import COMPARABLE
 from .report_format import (
-    OK_STATUSES,
     fmt,
     has_power_modes,
-    latest_cells,
     md_table,
     summary_rows,
     write_csv,
 )
+from .report_notes import row_label, memory_notes, tuned_batch_notes, warning_lines
 from .util import atomic_write_text
 
 # run.json "kind" -> the module whose ``write_all(out, records, meta)`` renders that kind of
@@ -53,42 +52,6 @@ def one_line(r: dict) -> str:
     return f"convert {r.get('convert_s', 0):.1f} s"
 
 
-def _warnings(records: list[dict], meta: dict) -> list[str]:
-    out = []
-    weights = {m: i.get("weights") for m, i in meta.get("models", {}).items()}
-    rnd = [m for m, w in weights.items() if str(w).startswith("random")]
-    if rnd:
-        out.append(f"**Random weights** for {', '.join(rnd)}: pretrained weights were not "
-                   "available, so Top-1/Top-5 are meaningless; latency, throughput, memory and "
-                   "parity (logit error) still are.")
-    if meta.get("data", {}).get("source") == "sample":
-        out.append("**Bundled 16-image sample**: not an accuracy benchmark. Use `--data` with "
-                   "ImageNet val for Top-1/Top-5.")
-    for r in latest_cells(records).values():
-        if r["task"] == "parity" and "max_abs_diff" in r:
-            if r.get("ref_distinct_classes", 99) < 5:
-                out.append(f"{r['model']} / {r['variant']}: the reference predicts only "
-                           f"{r['ref_distinct_classes']} distinct classes on these images, so "
-                           "top-1 agreement says little; judge parity by the logit error.")
-            scale = r.get("ref_logit_absmax")
-            atol = (meta.get("config") or {}).get("parity_atol") or 1e-3
-            if scale is not None and scale < 100 * atol:
-                out.append(f"{r['model']} / {r['variant']}: the reference logits are small "
-                           f"(max |logit| {scale:.3g}), so the absolute tolerance {atol:g} is "
-                           f"loose here; the relative error max|d|/max|logit| is "
-                           f"{r.get('max_rel_diff', r['max_abs_diff'] / max(scale, 1e-30)):.2e}.")
-            if r["status"] == "failed":
-                out.append(f"**{r['model']} / {r['variant']} failed parity** ({r.get('criterion')}): "
-                           "its accuracy and speed figures come from a non-equivalent model.")
-    try:
-        from .telemetry.device_state import clock_warnings
-        for rec in records:
-            out.extend(clock_warnings(meta.get("device_state", {}), rec.get("device_states") or []))
-    except Exception:  # noqa: BLE001 - the clock check is optional
-        pass
-    return list(dict.fromkeys(out))
-
-
 def _paper_section(rows: list[dict], meta: dict) -> str:
     try:
         from .reference import is_agx_orin, paper_figures
@@ -110,53 +73,13 @@ def _paper_section(rows: list[dict], meta: dict) -> str:
             bound = {"lower": "over ", "upper": "under "}.get(fig.get("bound"), "")
             approx = "about " if fig.get("approximate") else ""
             study = f"{bound}{approx}{fig.get('value_text') or fig.get('value')} {fig['unit']}"
-            lines.append([r["model"], _label(r), fig["metric"], study, fmt(ours), fig.get("note", "")])
+            lines.append([r["model"], row_label(r), fig["metric"], study, fmt(ours), fig.get("note", "")])
     if not lines:
         return ""
     return ("## Beside the study (AGX Orin, published figures)\n\n" +
             md_table(["model", "variant", "metric", "study", "this run", "note"], lines) + "\n\n"
             "This run's system_memory is the system-wide used memory (GiB), mean over the timed "
             "windows, as the study's is; power is the latency window's mean.\n")
-
-
-def _label(r: dict) -> str:
-    """A row's variant, with its nvpmodel power mode when the run swept modes."""
-    return r["variant"] + (f" @ {r['power_mode']}" if r.get("power_mode") else "")
-
-
-def _tuned_batch_notes(records: list[dict], model: str) -> list[str]:
-    """A line for each variant whose tuning database holds tuned kernels for some batch sizes
-    only (a TVM build's ``variant_meta.tuning.batch_sizes``): its throughput search keeps to
-    them (its samples/s stop there because another size would run untuned kernels, not because
-    the gain had stopped), or, where it ran others (an exported artifact runs the sizes it
-    holds), which ran untuned."""
-    out = []
-    for r in latest_cells(records).values():
-        tuned = ((r.get("variant_meta") or {}).get("tuning") or {}).get("batch_sizes")
-        if r["model"] != model or r["task"] != "throughput" or not tuned \
-                or r["status"] not in OK_STATUSES:
-            continue
-        sizes = ", ".join(map(str, tuned))
-        untuned = [b["batch_size"] for b in r.get("by_batch") or () if b["batch_size"] not in tuned]
-        if untuned:
-            out.append(f"- {_label(r)}: throughput's batch sizes {', '.join(map(str, untuned))} "
-                       f"ran with untuned kernels (its tuning database holds tuned kernels for "
-                       f"{sizes}).")
-            continue
-        out.append(f"- {_label(r)}: throughput searched only the batch sizes its tuning database "
-                   f"holds tuned kernels for ({sizes}); another would run untuned. "
-                   f"`python -m edgebench.tune --model {model} --batch-size {2 * max(tuned)}` "
-                   "tunes another size into the same database.")
-    return out
-
-
-def _memory_notes() -> list[str]:
-    from .report_format import COLUMN_NOTES
-
-    return ["Memory columns: **peak RSS** " + COLUMN_NOTES["peak_rss_mb"] + "; **system mem** "
-            + COLUMN_NOTES["system_memory_mean_mb"] + "; **GPU/NvMap** "
-            + COLUMN_NOTES["device_memory_peak_mb"] + ". Peaks and baselines of each are in "
-            "summary.csv.", ""]
 
 
 def _power_section(rows: list[dict], records: list[dict]) -> list[str]:
@@ -258,7 +181,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
     skipped = [f"{v}: {p['reason']}" for v, p in vs.items() if not p.get("ok")]
     if skipped:
         lines.append("- Variants that cannot run here: " + "; ".join(skipped))
-    warn = _warnings(records, meta)
+    warn = warning_lines(records, meta)
     if warn:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in warn]
     lines += ["", "## Results", ""]
@@ -283,8 +206,8 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
                                 "p99 ms", "speed-up", "cold start ms", "samples/s @ batch",
                                 "peak RSS MB", "system mem MB", "GPU/NvMap MB", "power W",
                                 "convert s"], tab))
-        notes = [f"- {_label(r)}: {r['reasons']}" for r in rows if r["model"] == model and r["reasons"]]
-        notes += _tuned_batch_notes(records, model)
+        notes = [f"- {row_label(r)}: {r['reasons']}" for r in rows if r["model"] == model and r["reasons"]]
+        notes += tuned_batch_notes(records, model)
         if notes:
             lines += [""] + notes
         lines.append("")
@@ -292,7 +215,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
     lines += report_mlperf.section(records, meta)
     mode_plots = [p for p in plots if p.startswith(report_powermodes.PREFIX)]
     lines += report_powermodes.section(records, meta, mode_plots)
-    lines += _memory_notes()
+    lines += memory_notes()
     # An emulated device's figures, or a smoke run's, set beside the study's would read as a
     # comparison.
     paper = "" if emu or smoke else _paper_section(rows, meta)
