@@ -51,8 +51,8 @@ def tuned_batch_notes(records: list[dict], model: str) -> list[str]:
     """A line for each variant whose tuning database holds tuned kernels for some batch sizes
     only (a TVM build's ``variant_meta.tuning.batch_sizes``): its throughput search keeps to
     them (its samples/s stop there because another size would run untuned kernels, not because
-    the gain had stopped), or, where it ran others (an exported artifact runs the sizes it
-    holds), which ran untuned."""
+    the gain had stopped), or, where it ran others (an artifact exported at untuned sizes
+    alone runs those), which ran untuned."""
     out = []
     for r in latest_cells(records).values():
         tuned = ((r.get("variant_meta") or {}).get("tuning") or {}).get("batch_sizes")

@@ -354,6 +354,25 @@ def test_tuned_batch_sizes_are_those_of_the_sessions_that_left_records(tmp_path)
     assert database.tuned_batch_sizes(db) == [1, 4]
 
 
+def test_an_artifacts_tuned_sizes_are_the_libraries_built_from_tuned_kernels():
+    # an exported artifact's TvmPredictor.tuned_batch_sizes, from its manifest
+    from converters.tvm import export
+
+    def manifest(libs, tuned_at):
+        return {"libraries": {str(b): f"model-b{b}.so" for b in libs},
+                "tuning_by_batch": {str(b): {"status": "tuned" if tuned_at else "untuned",
+                                             "batch_sizes": tuned_at} for b in libs}}
+
+    assert export.tuned_batch_sizes(manifest([1, 2, 8], [1])) == [1]
+    assert export.tuned_batch_sizes(manifest([1, 4, 8], [1, 8])) == [1, 8]
+    # none of its libraries tuned (an untuned export, or only untuned sizes exported): any
+    assert export.tuned_batch_sizes(manifest([1, 2], [])) is None
+    assert export.tuned_batch_sizes(manifest([8], [1])) is None
+    # a manifest from before the database's batch sizes were recorded says nothing
+    assert export.tuned_batch_sizes({"libraries": {"1": "model-b1.so"},
+                                     "tuning_by_batch": {"1": {"status": "tuned"}}}) is None
+
+
 @pytest.mark.slow  # 15.5 s on the 2-core AVX2 VM (2026-11-26)
 def test_onnx_importer_path(tmp_path):
     import converters

@@ -255,6 +255,21 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert database.tuned_batch_sizes(tmp_path / "none") == []
     pred0 = conv.load(art0, _spec({"tuning_dir": str(tmp_path / "none")}))
     assert pred0.tuned_batch_sizes is None and measure.pass_batch(pred0, 8) == 8
+    # An artifact exported from this database at 1 and 2 holds batch 2 untuned: what runs
+    # from it keeps to batch 1 too (the manifest says which libraries are tuned).
+    r = _cli(*args, "--export", str(tmp_path / "art"), "--batch-sizes", "1,2")
+    assert r.returncode == 0, r.stderr[-3000:]
+    spec_a = _spec({"tvm_artifact": str(tmp_path / "art")})
+    art_a = conv.convert(spec_a, tmp_path / "cache-a")
+    assert art_a.meta["tuned_batch_sizes"] == [1]
+    pred_a = conv.load(art_a, spec_a)
+    assert pred_a.batch_sizes == [1, 2] and pred_a.tuned_batch_sizes == [1]
+    assert measure.fit_batch(pred_a, 8) == 2 and measure.pass_batch(pred_a, 8) == 1
+    assert np.abs(pred_a(x) - _torch_logits(spec, x)).max() <= TOL
+    status, f, _ = measure.throughput(pred_a, FakeData(n=4, hw=SIZE[1]), prof, null_monitor())
+    assert status == "ok" and [b["batch_size"] for b in f["by_batch"]] == [1]
+    assert "variant is tuned for (1) reached" in f["stop_reason"]
+    assert _batch("multistream", pred_a, {"accuracy_batch": 8}, {}, {})[0] == 1
 
 
 def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):

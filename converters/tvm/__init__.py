@@ -315,6 +315,9 @@ class TvmConverter(Converter):
                                              *passes.CHOICE_NAMES, "tvm", "tvm_ffi")}
         meta["artifact_dir"] = str(art_dir)
         meta["compiled_batch_sizes"] = sorted(libs)
+        # The passes, the throughput search and MultiStream keep to these where the artifact
+        # also holds untuned sizes (exported with --batch-sizes beyond the tuned one).
+        meta["tuned_batch_sizes"] = export.tuned_batch_sizes(manifest)
         meta["batch_mode"] = "exported artifact: only the batch sizes it holds"
         return Artifact(self.name, path=str(first), cached=True, meta=meta,
                         obj={"libs": libs, "manifest": manifest})

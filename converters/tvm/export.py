@@ -205,6 +205,18 @@ def libraries(art_dir, manifest: dict) -> dict:
             for b, name in manifest.get("libraries", {}).items()}
 
 
+def tuned_batch_sizes(manifest: dict) -> list[int] | None:
+    """The artifact's batch sizes whose libraries were built with tuned kernels (their
+    database was tuned at that size: ``tuning_by_batch[b]["batch_sizes"]``), for
+    ``Predictor.tuned_batch_sizes``. None where that cannot narrow the choice: no library
+    is tuned (an untuned export, or a manifest from before batch sizes were recorded), so
+    every size it holds is as good as another."""
+    by_batch = manifest.get("tuning_by_batch") or {}
+    tuned = sorted(int(b) for b in manifest.get("libraries", {})
+                   if int(b) in ((by_batch.get(str(b)) or {}).get("batch_sizes") or ()))
+    return tuned or None
+
+
 def runnable_here(manifest: dict) -> str:
     """'' when this machine can load the artifact, else why not."""
     arch = manifest.get("host_arch")

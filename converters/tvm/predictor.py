@@ -47,8 +47,9 @@ class TvmPredictor(Predictor):
         self.batch_sizes = sorted(self.libs) if ctx is None else None
         # The passes, the throughput search and MultiStream run at the sizes the database
         # was tuned at: another size is compiled with untuned kernels (seconds per image).
+        # An artifact's manifest says which of its libraries were tuned (export.py).
         self.tuned_batch_sizes = (database.tuned_batch_sizes(ctx["db_dir"]) or None
-                                  if ctx is not None else None)
+                                  if ctx is not None else meta.get("tuned_batch_sizes"))
         self._vms: dict = {}
         self._from_dlpack = None          # tvm.runtime.from_dlpack, set by the first _get
         for b in list(self.libs)[:1]:
