@@ -1,0 +1,145 @@
+"""Do the VM's slow phases show in a reference timed in the same process? In this
+experiment's passes a whole process of either runtime ran MobileNetV2 about 1.45x slower than
+the others (p50 ~7 against ~4.9 ms, the fastest call moving with it), and a pass's ratio
+depended on which arm's runs the slow phases fell on. Here each arm's process (as
+../tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py measures it: the suite's predictor from
+the cache, batch 1, aligned input) also times three references before its warm-up and after
+its timed calls:
+
+  compute_ms  an L1-resident multiply loop on each CPU in turn (converters/tvm/machine_speed,
+              the tuner's probe)
+  memory_ms   one 64 MiB copy
+  pair_ms     a float32 384x384 matmul, 200 times, on both cores (numpy's BLAS threads): the
+              two vCPUs working together, which the slow phases of 11-29 cost
+
+If a reference moves with the runs' p50, a run can say it ran in a slow phase.
+
+    .venv/bin/python experiments/tvm-six-zen4-one-session-2026-12-03/phases.py compare \\
+        --model mobilenetv2_100 --tuning-dir DIR --reps 8 --json phases/mobilenetv2_100.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "experiments" / "tvm-threadpool-vs-ort-2026-11-27"))
+from pool_vs_ort import ARMS, POOL_VARS, _predictor  # noqa: E402
+
+PAIR_N, PAIR_CALLS = 384, 200
+
+
+def references(probe, a) -> dict:
+    import numpy as np
+
+    t = time.perf_counter()
+    for _ in range(PAIR_CALLS):
+        np.matmul(a, a)
+    pair = (time.perf_counter() - t) * 1e3
+    return {**probe.sample(), "pair_ms": round(pair, 3)}
+
+
+def measure(args) -> None:
+    import numpy as np
+
+    from converters.tvm.machine_speed import Probe
+    from edgebench.measure import timed_calls
+    from edgebench.util import aligned_empty
+
+    probe = Probe()
+    a = np.random.default_rng(0).random((PAIR_N, PAIR_N), dtype=np.float32)
+    before = references(probe, a)
+    variant = ARMS[args.arm][0]
+    pred, spec, _ = _predictor(variant, args)
+    x = aligned_empty((1, *spec.input_size), np.float32)
+    x[...] = np.random.RandomState(0).standard_normal(x.shape)
+    timed_calls(pred, x, min_count=10, min_s=1.0, max_s=5.0)          # warm-up
+    ms = timed_calls(pred, x, min_count=args.calls, min_s=args.seconds, max_s=4 * args.seconds)
+    after = references(probe, a)
+    pred.close()
+    print(json.dumps({"variant": variant, "calls": int(ms.size), "p50_ms": float(np.median(ms)),
+                      "min_ms": float(ms.min()), "before": before, "after": after}))
+
+
+def compare(args) -> None:
+    order = []
+    for rep in range(args.reps):
+        order += ["ort", "tvm"] if rep % 2 == 0 else ["tvm", "ort"]
+    runs = []
+    for i, arm in enumerate(order):
+        env = {k: v for k, v in os.environ.items() if k not in POOL_VARS}
+        proc = subprocess.run([sys.executable, __file__, "measure", "--arm", arm, "--model",
+                               args.model, "--tuning-dir", args.tuning_dir, "--cache", args.cache,
+                               "--calls", str(args.calls), "--seconds", str(args.seconds)],
+                              capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
+        if proc.returncode != 0:
+            raise SystemExit(f"{arm}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        runs.append({"arm": arm, "position": i, **got})
+        b, e = got["before"], got["after"]
+        print(f"  {i:2d} {arm:4s} p50 {got['p50_ms']:8.3f} min {got['min_ms']:8.3f} ms | "
+              f"compute {b['compute_ms']} -> {e['compute_ms']}  memory {b['memory_ms']} -> "
+              f"{e['memory_ms']}  pair {b['pair_ms']} -> {e['pair_ms']}", flush=True)
+    report(runs)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"model": args.model, "tuning_dir": args.tuning_dir,
+                                               "order": order, "runs": runs}, indent=1),
+                                   encoding="utf-8")
+
+
+def report(runs: list) -> None:
+    """Per arm: each reference (mean of before and after) against the run's p50, as the
+    rank correlation over the arm's runs."""
+    def rank(v):
+        order = sorted(range(len(v)), key=v.__getitem__)
+        r = [0.0] * len(v)
+        for k, i in enumerate(order):
+            r[i] = float(k)
+        return r
+
+    def spearman(x, y):
+        rx, ry = rank(x), rank(y)
+        mx, my = statistics.mean(rx), statistics.mean(ry)
+        num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+        den = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+        return num / den if den else float("nan")
+
+    refs = {"compute_ms": lambda s: max(s["compute_ms"]), "memory_ms": lambda s: s["memory_ms"],
+            "pair_ms": lambda s: s["pair_ms"]}
+    for arm in ("ort", "tvm"):
+        mine = [r for r in runs if r["arm"] == arm]
+        p50 = [r["p50_ms"] for r in mine]
+        cells = [f"{name} rho {spearman([(f(r['before']) + f(r['after'])) / 2 for r in mine], p50):+.2f}"
+                 for name, f in refs.items()]
+        print(f"{arm}: p50 {min(p50):.3f}-{max(p50):.3f} ms over {len(p50)} runs; " + ", ".join(cells))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("measure", "compare"):
+        s = sub.add_parser(name)
+        s.add_argument("--model", required=True)
+        s.add_argument("--tuning-dir", required=True)
+        s.add_argument("--cache", default=str(REPO / "results" / "cache"))
+        s.add_argument("--calls", type=int, default=100)
+        s.add_argument("--seconds", type=float, default=4.0)
+        if name == "measure":
+            s.add_argument("--arm", required=True, choices=("ort", "tvm"))
+        else:
+            s.add_argument("--reps", type=int, default=8, help="blocks of both arms (ABBA)")
+            s.add_argument("--json")
+    args = p.parse_args()
+    {"measure": measure, "compare": compare}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
