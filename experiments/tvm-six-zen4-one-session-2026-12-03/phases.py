@@ -3,8 +3,8 @@ experiment's passes a whole process of either runtime ran MobileNetV2 about 1.45
 the others (p50 ~7 against ~4.9 ms, the fastest call moving with it), and a pass's ratio
 depended on which arm's runs the slow phases fell on. Here each arm's process (as
 ../tvm-threadpool-vs-ort-2026-11-27/pool_vs_ort.py measures it: the suite's predictor from
-the cache, batch 1, aligned input) also times three references before its warm-up and after
-its timed calls:
+the cache, batch 1, aligned input) also times three references before it loads the predictor
+and after its timed calls:
 
   compute_ms  an L1-resident multiply loop on each CPU in turn (converters/tvm/machine_speed,
               the tuner's probe)
@@ -16,6 +16,8 @@ If a reference moves with the runs' p50, a run can say it ran in a slow phase.
 
     .venv/bin/python experiments/tvm-six-zen4-one-session-2026-12-03/phases.py compare \\
         --model mobilenetv2_100 --tuning-dir DIR --reps 8 --json phases/mobilenetv2_100.json
+    .venv/bin/python experiments/tvm-six-zen4-one-session-2026-12-03/phases.py report \\
+        experiments/tvm-six-zen4-one-session-2026-12-03/phases/mobilenetv2_100.json
 """
 from __future__ import annotations
 
@@ -96,8 +98,8 @@ def compare(args) -> None:
 
 
 def report(runs: list) -> None:
-    """Per arm: each reference (mean of before and after) against the run's p50, as the
-    rank correlation over the arm's runs."""
+    """Per arm: each reference, timed before, after, and the mean of the two, against the
+    run's p50, as the rank correlation over the arm's runs."""
     def rank(v):
         order = sorted(range(len(v)), key=v.__getitem__)
         r = [0.0] * len(v)
@@ -117,14 +119,21 @@ def report(runs: list) -> None:
     for arm in ("ort", "tvm"):
         mine = [r for r in runs if r["arm"] == arm]
         p50 = [r["p50_ms"] for r in mine]
-        cells = [f"{name} rho {spearman([(f(r['before']) + f(r['after'])) / 2 for r in mine], p50):+.2f}"
-                 for name, f in refs.items()]
-        print(f"{arm}: p50 {min(p50):.3f}-{max(p50):.3f} ms over {len(p50)} runs; " + ", ".join(cells))
+        cells = []
+        for name, f in refs.items():
+            rho = [spearman([pick(f(r["before"]), f(r["after"])) for r in mine], p50)
+                   for pick in (lambda b, a: b, lambda b, a: a, lambda b, a: (b + a) / 2)]
+            cells.append(f"{name} rho before {rho[0]:+.2f} after {rho[1]:+.2f} "
+                         f"mean {rho[2]:+.2f}")
+        print(f"{arm}: p50 {min(p50):.3f}-{max(p50):.3f} ms over {len(p50)} runs; "
+              + "; ".join(cells))
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
+    rep = sub.add_parser("report", help="the correlations again, from a compare's --json")
+    rep.add_argument("json")
     for name in ("measure", "compare"):
         s = sub.add_parser(name)
         s.add_argument("--model", required=True)
@@ -138,6 +147,9 @@ def main() -> None:
             s.add_argument("--reps", type=int, default=8, help="blocks of both arms (ABBA)")
             s.add_argument("--json")
     args = p.parse_args()
+    if args.cmd == "report":
+        report(json.loads(Path(args.json).read_text(encoding="utf-8"))["runs"])
+        return
     {"measure": measure, "compare": compare}[args.cmd](args)
 
 

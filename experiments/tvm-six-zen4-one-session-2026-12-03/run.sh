@@ -17,7 +17,7 @@
 # 4. Pass 3, the study's order again, 8 runs of each (the first two passes' ratios moved by
 #    up to 0.55 between passes: the VM's slow phases, about a minute long, fell on one arm's
 #    runs or the other's): runs/third/M/. pooled.py pools the three passes' runs per model.
-# 5. MobileNetV2, 8 runs each again, every process also timing references before its warm-up
+# 5. MobileNetV2, 8 runs each again, every process also timing references before it loads
 #    and after its timed calls (phases.py): do the slow phases show in them? phases/.
 #
 #   bash experiments/tvm-six-zen4-one-session-2026-12-03/run.sh     # ~70 min on the 2-core Zen 4
