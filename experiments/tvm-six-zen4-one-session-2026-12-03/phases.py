@@ -24,8 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "experiments" / "tvm-threadpool-vs-ort-2026-11-27"))
-from pool_vs_ort import ARMS, POOL_VARS, _predictor  # noqa: E402
+from pool_vs_ort import ARMS, POOL_VARS, _predictor, measure_arm  # noqa: E402
 
 PAIR_N, PAIR_CALLS = 384, 200
 
@@ -77,13 +75,9 @@ def compare(args) -> None:
     runs = []
     for i, arm in enumerate(order):
         env = {k: v for k, v in os.environ.items() if k not in POOL_VARS}
-        proc = subprocess.run([sys.executable, __file__, "measure", "--arm", arm, "--model",
-                               args.model, "--tuning-dir", args.tuning_dir, "--cache", args.cache,
-                               "--calls", str(args.calls), "--seconds", str(args.seconds)],
-                              capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
-        if proc.returncode != 0:
-            raise SystemExit(f"{arm}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
-        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        got = measure_arm(__file__, arm, ["--model", args.model, "--tuning-dir", args.tuning_dir,
+                                          "--cache", args.cache, "--calls", str(args.calls),
+                                          "--seconds", str(args.seconds)], env)
         runs.append({"arm": arm, "position": i, **got})
         b, e = got["before"], got["after"]
         print(f"  {i:2d} {arm:4s} p50 {got['p50_ms']:8.3f} min {got['min_ms']:8.3f} ms | "
@@ -99,20 +93,11 @@ def compare(args) -> None:
 
 def report(runs: list) -> None:
     """Per arm: each reference, timed before, after, and the mean of the two, against the
-    run's p50, as the rank correlation over the arm's runs."""
-    def rank(v):
-        order = sorted(range(len(v)), key=v.__getitem__)
-        r = [0.0] * len(v)
-        for k, i in enumerate(order):
-            r[i] = float(k)
-        return r
+    run's p50, as the rank correlation (Spearman's) over the arm's runs."""
+    from scipy.stats import spearmanr
 
     def spearman(x, y):
-        rx, ry = rank(x), rank(y)
-        mx, my = statistics.mean(rx), statistics.mean(ry)
-        num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-        den = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
-        return num / den if den else float("nan")
+        return float(spearmanr(x, y).statistic)
 
     refs = {"compute_ms": lambda s: max(s["compute_ms"]), "memory_ms": lambda s: s["memory_ms"],
             "pair_ms": lambda s: s["pair_ms"]}
