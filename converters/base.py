@@ -5,7 +5,8 @@ the registry (``converters.get``) and talk to it only through these classes.
 
 Timing boundary (declared once, the same for every variant): a ``Predictor`` call takes a
 host-memory NCHW float32 ``np.ndarray`` and returns host-memory float32 logits
-``(batch, classes)``. Everything in between -- host->device copy, layout change, inference,
+``(batch, classes)`` -- or, for a model of several outputs (a detector's boxes and scores),
+a tuple of arrays, one per output in the model's order (``host_outputs``). Everything in between -- host->device copy, layout change, inference,
 device->host copy and synchronisation -- is inside the timed region.
 """
 from __future__ import annotations
@@ -18,6 +19,28 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
+
+
+def host_outputs(value, to_numpy=None):
+    """A model's output(s) as the Predictor protocol returns them: one array for a single
+    output, a tuple of arrays, in order, for several (a tuple, list or dict, nested too, is
+    flattened in order; dict values in insertion order). ``to_numpy`` turns one runtime
+    tensor into an ndarray (default ``np.asarray``)."""
+    conv = to_numpy or np.asarray
+    flat: list = []
+
+    def walk(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                walk(x)
+        else:
+            flat.append(conv(v))
+
+    walk(value)
+    return flat[0] if len(flat) == 1 else tuple(flat)
 
 
 class SkipVariant(Exception):
@@ -47,18 +70,35 @@ class Availability:
 class ModelSpec:
     """What a converter needs to build one model; created by ``edgebench.models``."""
 
-    name: str                      # timm/torchvision name, e.g. "resnet152"
-    weights: str                   # "pretrained" | "random-seed-N" | checkpoint path
+    name: str                      # as given on --models: "resnet152", "pkg.mod:fn", "a/b.onnx"
+    weights: str                   # "pretrained" | "random-seed-N" | checkpoint path | "factory" | "onnx-file"
     input_size: tuple              # (C, H, W)
-    num_classes: int
+    num_classes: int | None        # a classifier's class count; None: not one [batch, classes] output
     build: Callable[[], Any]       # returns the torch.nn.Module in eval mode, FP32, on CPU
-    source: str = "timm"           # "timm" | "torchvision"
+    source: str = "timm"           # "timm" | "torchvision" | "factory" | "onnx"
     options: dict = dataclasses.field(default_factory=dict)  # variant options from the CLI
+    kind: str = "zoo"              # "zoo" | "factory" | "onnx" (edgebench.models)
+    # The model's content hash (checkpoint, factory source or ONNX file sha256): in every key.
+    fingerprint: str = ""
+    slug: str = ""                 # ``name`` as a file-name component ("" : the name itself)
+    onnx_path: str = ""            # kind "onnx": the canonical ONNX file every variant reads
+    static_batch: int | None = None  # kind "onnx": a batch size the file fixes
+    outputs: list = dataclasses.field(default_factory=list)   # output names, in order
+
+    def __post_init__(self):
+        if not self.slug:
+            self.slug = self.name
+
+    @property
+    def from_onnx(self) -> bool:
+        """True when the model is an ONNX file: no PyTorch module exists to build."""
+        return self.kind == "onnx"
 
     def key(self, *extra: Any) -> str:
         """Content hash for caches: model, weights and whatever else the caller adds."""
         blob = json.dumps([self.name, self.weights, list(self.input_size), self.num_classes,
-                           _weights_fingerprint(self.weights), *map(str, extra)])
+                           self.fingerprint or _weights_fingerprint(self.weights),
+                           *map(str, extra)])
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -146,6 +186,10 @@ class Converter:
     # The variant this one is a lower-precision form of (an INT8 variant's FP32 or FP16
     # counterpart): the report sets their latency and throughput side by side.
     compares_with: str = ""
+    # True for a variant that starts from the model's ONNX form (``export_onnx``): it also runs
+    # a model handed over as an ONNX file. False: it needs the PyTorch module (an ONNX file's
+    # cells are skipped with that reason).
+    starts_from_onnx: bool = False
 
     def available(self, options: dict | None = None) -> Availability:
         """Can this variant run on this machine (probe for real; never assume)?"""

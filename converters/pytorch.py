@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from . import register
-from .base import Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor
+from .base import Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor, host_outputs
 
 
 def _device(options: dict | None) -> str:
@@ -47,7 +47,8 @@ class TorchPredictor(Predictor):
             with torch.inference_mode():
                 x = torch.from_numpy(batch).to(self.device, non_blocking=False)
                 y = self.module(x)
-                out = y.float().cpu().numpy()  # .cpu() synchronises a CUDA stream
+                # .cpu() synchronises a CUDA stream; several outputs come back as a tuple
+                out = host_outputs(y, lambda t: t.float().cpu().numpy())
         except torch.OutOfMemoryError as e:
             raise OutOfMemory(str(e)) from e
         return out

@@ -33,7 +33,7 @@ def package_path(spec: ModelSpec, cache: Path, max_batch: int) -> Path:
 
     device = _device(spec.options)
     key = spec.key("aoti", torch.__version__, device, max_batch)
-    return Path(cache) / "pytorch-aot" / f"{spec.name}-{key}.pt2"
+    return Path(cache) / "pytorch-aot" / f"{spec.slug}-{key}.pt2"
 
 
 def compile_package(spec: ModelSpec, path: Path, max_batch: int) -> dict:

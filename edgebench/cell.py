@@ -57,6 +57,9 @@ class ModelInputs:
     # needs one: folder, mean, std, n, method, sha256 (of the preprocessed images), source,
     # files_sha256 (of the file list) -- converters.onnxruntime.quantize reads it.
     calibration: dict | None = None
+    # What the run learnt of the model (edgebench.models.describe): kind, architecture,
+    # class count, outputs, content hashes, where its preprocessing came from. In every record.
+    model_info: dict | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,8 +77,10 @@ class Cell:
     mlperf_seed: dict | None = None     # a scenario cell: its variant's latency/throughput figures
 
     def slug(self) -> str:
+        from .models import slug
+
         mode = self.run.power_mode if self.run else ""
-        return f"{self.model}__{self.variant}__{self.task}" + (f"__{mode}" if mode else "")
+        return f"{slug(self.model)}__{self.variant}__{self.task}" + (f"__{mode}" if mode else "")
 
     def key(self, device_id: str | None = None, power_mode: str | None = None) -> tuple:
         """The store's key of this cell (edgebench.store.cell_key)."""
@@ -128,6 +133,7 @@ def new_record(cell: Cell, status: str, reason: str = "", **fields: Any) -> dict
            "device": run.device if run else None, "device_id": run.device_id if run else "",
            "weights": inp.weights if inp else None, "weights_note": inp.weights_note if inp else "",
            "data": inp.data_info if inp else None, "profile": run.profile if run else "",
+           "model_info": inp.model_info if inp else None,
            "started_at": now_iso(), "wall_s": 0.0, "memory_mb": None, "power_w": None,
            "power_reason": "not run" if status == "skipped" else "cell did not finish",
            "energy_mj_per_sample": None}

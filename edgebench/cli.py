@@ -28,6 +28,7 @@ from .errors import (EXIT_INTERRUPTED, EXIT_USAGE, ArgumentParser,
                      run_command)
 from .metrics import PARITY_DEFAULTS
 from .models import SEED_MODELS
+from .models.args import INTERPOLATIONS
 from .plan import ALL_TASKS, TASKS
 from .profiles import PROFILES
 from .util import REPO_ROOT, atomic_write_json
@@ -54,9 +55,11 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
             "and every output says so."),
         epilog="exit codes: 0 all cells ok/partial/skipped, 1 a cell failed or timed out, "
                "2 usage or input error")
-    p.add_argument("--models", nargs="+", default=SEED_MODELS, metavar="NAME",
-                   help="timm model names (torchvision for squeezenet1_0/1_1). "
-                        f"Default: the study's six: {' '.join(SEED_MODELS)}")
+    p.add_argument("--models", nargs="+", default=SEED_MODELS, metavar="MODEL",
+                   help="the models, mixed freely: timm names (torchvision for "
+                        "squeezenet1_0/1_1), your own code as package.module:function (returns "
+                        "an nn.Module), or an ONNX file path/to/model.onnx (see 'your own "
+                        f"model' below). Default: the study's six: {' '.join(SEED_MODELS)}")
     p.add_argument("--variants", nargs="+", default=None, metavar="VARIANT",
                    help="runtime variants to run. Default: all registered but the opt-in "
                         f"ones ({' '.join(converters.default_names())}); those that cannot run "
@@ -70,13 +73,19 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
                         "ILSVRC2012_val_*.JPEG with labels), an ImageNetV2 folder (0..999), or "
                         "'imagenetv2' to download it. Default: the bundled sample in datasets/sample")
     p.add_argument("--labels", default=None, metavar="FILE",
-                   help="labels for a flat ImageNet val folder: one wnid per line in file order")
+                   help="labels for a flat ImageNet val folder: one wnid per line in file "
+                        "order; or, beside class folders of your own, the class order: one "
+                        "folder name per line (line 1 is class 0). Default for class folders: "
+                        "their sorted names")
     p.add_argument("--max-images", type=int, default=None, metavar="N",
                    help="use at most N images (evenly spread). Default: the profile's ("
                         + _profiles_help(lambda p: p["max_images"] or "all") + ")")
     p.add_argument("--weights", default="auto", metavar="auto|pretrained|random|PATH",
-                   help="auto (default): pretrained when cached or reachable, else seeded random; "
-                        "pretrained: fail if unavailable; random: seeded random; PATH: a checkpoint")
+                   help="auto (default): pretrained when cached or reachable, else seeded random "
+                        "(a factory: the weights its function gives); pretrained: fail if "
+                        "unavailable; random: seeded random; PATH: a checkpoint (a state_dict, "
+                        "or one under state_dict/model/ema) of the model, with --num-classes "
+                        "for a head of your own. An ONNX file keeps its own")
     p.add_argument("--seed", type=int, default=0, help="seed for random weights (default 0)")
     p.add_argument("--profile", choices=sorted(PROFILES), default="quick",
                    help="quick (default): short windows, fits a 2-core machine; paper: full "
@@ -128,6 +137,28 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
     g.add_argument("--parity-int8-min-cosine", type=float, default=PARITY_DEFAULTS["int8_min_cosine"],
                    help="INT8 variants: least mean cosine similarity of the logits (default "
                         f"{PARITY_DEFAULTS['int8_min_cosine']:g})")
+    own = p.add_argument_group(
+        "your own model (a fine-tuned head, a factory, an ONNX file: docs in the README)")
+    own.add_argument("--num-classes", type=int, default=None, metavar="N",
+                     help="timm/torchvision architectures: a head of N classes (your "
+                          "fine-tuned checkpoint's, with --weights PATH). Default: ImageNet's 1000")
+    own.add_argument("--model-path", default=None, metavar="DIR",
+                     help="where package.module:function factories are imported from "
+                          "(default: the working directory)")
+    own.add_argument("--input-size", default=None, metavar="CxHxW",
+                     help="input size, e.g. 3x224x224. Default: the timm model's own; a "
+                          "factory's or an ONNX file's dynamic dimensions: 3x224x224")
+    own.add_argument("--mean", type=float, nargs="+", default=None, metavar="M",
+                     help="per-channel normalisation mean (0-1 scale). Default: the timm "
+                          "model's own, else ImageNet's 0.485 0.456 0.406")
+    own.add_argument("--std", type=float, nargs="+", default=None, metavar="S",
+                     help="per-channel normalisation std. Default: the timm model's own, "
+                          "else ImageNet's 0.229 0.224 0.225")
+    own.add_argument("--interpolation", default=None, choices=INTERPOLATIONS,
+                     help="resize interpolation. Default: the timm model's own, else bicubic")
+    own.add_argument("--crop-pct", type=float, default=None, metavar="F",
+                     help="centre-crop fraction (resize to size/F, crop size). Default: the "
+                          "timm model's own, else 0.875")
     m = p.add_argument_group("MLPerf scenarios (--tasks singlestream multistream offline)")
     m.add_argument("--mlperf-offline-batch", type=int, default=None, metavar="N",
                    help="Offline: run LoadGen's query in batches of N. Default: the variant's "
@@ -177,8 +208,16 @@ def variant_options(args: argparse.Namespace) -> dict:
     given: each variant settles them on the machine that runs its cells (the probe)."""
     import converters
 
+    from .models import MODEL_ARGS
+    from .models.args import from_cli
+
     # The profile is passed on so a variant can scale its own costs (e.g. TVM without tuning).
     opts = {"profile": args.profile}
+    try:
+        # The model options every worker builds the models with (validate checks them first).
+        opts[MODEL_ARGS] = from_cli(args).to_json()
+    except ValueError:
+        opts[MODEL_ARGS] = {}
     for key in MLPERF_OPTIONS:          # the scenario cells' settings (edgebench.mlperf)
         opts[key] = getattr(args, key, None)
     for name in converters.names():
@@ -233,14 +272,15 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
 
     from . import report, run_dir, runner, store, sysinfo
     from .cell import new_record
-    from .models import ModelError, data_config
+    from .models import ModelArgs, ModelError, data_config
     from .powermodes import Sweep, enter_mode
 
     console = Console(stderr=True)
     results_path, run_json = out / "results.jsonl", out / "run.json"
     done = runner.done_keys(session.records)      # a resumed run's cells already ok
+    margs = ModelArgs.from_options(session.settings.options)
     probes = session.probe(checked["variants"],
-                           {m: tuple(data_config(m)["input_size"]) for m in args.models})
+                           {m: tuple(data_config(m, margs)["input_size"]) for m in args.models})
     cells = planmod.build(args.models, checked["variants"], args.tasks,
                           reference_parity=session.reference_computes_off_cpu())
     # JIT model branches warm only the batch shapes the planned tasks call.
@@ -321,7 +361,8 @@ def _run_cells(args, checked: dict, session, images, prior: dict, out: Path, tit
                             models_info[model], warns = session.prepare(
                                 model, images, args.weights, args.seed,
                                 prior=models_info.get(model) if args.resume else None,
-                                progress=progress, calibration=checked.get("calibration"))
+                                progress=progress, calibration=checked.get("calibration"),
+                                facts=(checked.get("model_facts") or {}).get(model))
                         except (ModelError, ValueError) as e:   # weights unavailable, no readable image
                             progress.stop()
                             print(f"{title}: error: {e}", file=sys.stderr)   # one line, like any bad input

@@ -15,7 +15,8 @@ from .profiles import PROFILES
 # The settings a run's records were measured with: --resume refuses others (run.json has
 # them under "config"), so one run directory never mixes two kinds of measurement. Models,
 # variants, tasks, the cell timeout and the cache may change between sessions.
-RESUME_SAME = ("profile", "data", "labels", "max_images", "weights", "seed", "parity_atol",
+RESUME_SAME = ("profile", "data", "labels", "max_images", "weights", "seed", "num_classes",
+               "model_path", "input_size", "mean", "std", "interpolation", "crop_pct", "parity_atol",
                "parity_min_top1", "parity_reduced_min_top1", "parity_reduced_min_top5",
                "parity_int8_min_top1", "parity_int8_min_cosine", "mlperf_offline_batch",
                "mlperf_offline_qps",
@@ -108,7 +109,6 @@ def validate(args) -> dict:
     from .cli import variant_options
     from .data import DataError, resolve_source
     from .data.sources import check_readable
-    from .models import ModelError, check_checkpoint, check_name, check_pretrained
 
     _check_numbers(args)
     _check_repeats(args)
@@ -154,9 +154,10 @@ def validate(args) -> dict:
         images = resolve_source(args.data, args.labels)
         if not len(images):
             raise UsageError(f"--data {args.data}: no image files found")
-        if args.labels and images.layout != "flat-with-labels":
-            raise UsageError(f"--labels {args.labels}: only for a flat folder of "
-                             f"ILSVRC2012_val_* images; --data {args.data or 'the sample'} "
+        if args.labels and images.layout not in ("flat-with-labels", "class-folders-with-labels"):
+            raise UsageError(f"--labels {args.labels}: for a flat folder of ILSVRC2012_val_* "
+                             "images (one wnid per line) or class folders of your own (one "
+                             f"class name per line); --data {args.data or 'the sample'} "
                              f"is laid out as {images.layout}")
         check_readable(images)
     except DataError as e:
@@ -165,24 +166,69 @@ def validate(args) -> dict:
     # What the run evaluates: --max-images (else the profile's) of --data, or the whole sample.
     evaluated = images.limit((args.max_images or prof["max_images"]) if args.data else None)
     calibration = _calibration(args, variants, images, evaluated)
-    # The model names last of the input: a name not torchvision's imports timm (5 s here, a
+    # The models last of the input: a name not torchvision's imports timm (5 s here, a
     # minute under QEMU), which a mistake in --variants, --python or --data need not wait for.
+    facts = check_models(args, images if args.data else None)
+    return {"variants": variants, "images": images, "evaluated": evaluated, "pythons": pythons,
+            "calibration": calibration, "power_modes": power_modes, "model_facts": facts}
+
+
+def check_models(args, images=None) -> dict:
+    """Every model of ``--models`` can be built and run as given: zoo names known, ONNX files
+    readable with one float image input, factories importable and returning a module, a
+    checkpoint that fits (its head's class count named), an input size the model takes (its
+    own message), and given data (``images``) of the model's class count. Returns
+    ``edgebench.models.describe``'s facts of the factory and ONNX models (they ran once)."""
+    from .data import DataError
+    from .models import (ModelError, check_checkpoint, check_name, check_pretrained, describe,
+                         kind_of, own_head, resolve_weights)
+    from .models.args import from_cli
+
+    try:
+        margs = from_cli(args)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    onnx = [m for m in args.models if kind_of(m) == "onnx"]
+    if margs.num_classes is not None and onnx:
+        raise UsageError(f"--num-classes {margs.num_classes}: {onnx[0]} is an ONNX file, whose "
+                         "head is fixed in the file; --num-classes is for timm/torchvision "
+                         "architectures (run the ONNX file without it)")
+
+    def usage(e: Exception) -> UsageError:
+        msg = str(e)
+        return UsageError(msg if msg.startswith("--") else f"--models: {msg}")
+
     for m in args.models:
         try:
             check_name(m)
         except ModelError as e:
-            raise UsageError(f"--models: {e}") from None
+            raise usage(e) from None
+    zoo = [m for m in args.models if kind_of(m) == "zoo"]
     weights_policy = args.weights
     try:
         if weights_policy == "pretrained":
-            for m in args.models:
+            for m in zoo:
+                if own_head(margs.num_classes):
+                    resolve_weights(m, weights_policy, args.seed, margs)   # says why not
                 check_pretrained(m)
         elif weights_policy not in ("auto", "random"):
-            check_checkpoint(weights_policy, args.models)
+            check_checkpoint(weights_policy, zoo, margs.num_classes)
     except ModelError as e:
-        raise UsageError(str(e)) from None
-    return {"variants": variants, "images": images, "evaluated": evaluated, "pythons": pythons,
-            "calibration": calibration, "power_modes": power_modes}
+        raise usage(e) from None
+    facts = {}
+    for m in args.models:
+        try:
+            if kind_of(m) != "zoo":
+                weights, _ = resolve_weights(m, weights_policy, args.seed, margs)
+                facts[m] = describe(m, weights, margs, run=True)
+            n = facts[m]["num_classes"] if m in facts else (margs.num_classes or 1000)
+            if images is not None:
+                images.for_model(n)
+        except ModelError as e:
+            raise usage(e) from None
+        except DataError as e:
+            raise UsageError(f"{e} ({m})") from None
+    return facts
 
 
 def _power_modes(args) -> dict | None:

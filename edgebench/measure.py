@@ -227,12 +227,21 @@ def run_all(predictor, data, batch_size: int, limit: int | None = None,
     batch_size = pass_batch(predictor, batch_size)
     t0 = time.perf_counter()
     for x, y in data.batches(batch_size, limit):
-        outs.append(np.asarray(predictor(x)))
+        out = predictor(x)
+        outs.append(out if isinstance(out, tuple) else np.asarray(out))
         labels.append(y)
         if budget_s is not None and time.perf_counter() - t0 > budget_s:
             break
     wall = time.perf_counter() - t0
-    return np.concatenate(outs), np.concatenate(labels), wall
+    return concat_outputs(outs), np.concatenate(labels), wall
+
+
+def concat_outputs(outs: list):
+    """Batches of a model's output(s) joined: one array, or a tuple of arrays for a model of
+    several outputs (``converters.base.host_outputs``)."""
+    if outs and isinstance(outs[0], tuple):
+        return tuple(np.concatenate([o[i] for o in outs]) for i in range(len(outs[0])))
+    return np.concatenate(outs)
 
 
 def warm_up_pass(predictor, data, batch_size: int, limit: int | None = None) -> int:
@@ -260,6 +269,10 @@ def accuracy(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
         logits, labels, wall = run_all(predictor, data, bs, budget_s=prof.get("pass_budget_s"))
         w.n_items = len(labels)
     monitor.figure_window = w
+    if isinstance(logits, tuple) or logits.ndim != 2:
+        return "skipped", {}, ("Top-1/Top-5 apply to one [batch, classes] output; this model "
+                               "gives " + ", ".join(str(list(np.shape(o))) for o in
+                                                    (logits if isinstance(logits, tuple) else [logits])))
     known = labels >= 0
     fields = {"n_images": int(len(labels)), "n_labelled": int(known.sum()),
               "skipped_images": len(data.skipped), "batch_size": bs,

@@ -26,11 +26,15 @@ def topk_correct(logits: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
     return (topk == labels[:, None]).any(axis=1)
 
 
-def parity(ref: np.ndarray, out: np.ndarray) -> dict:
+def parity(ref, out, names: list[str] | None = None) -> dict:
     """Compare a variant's logits with the reference's on the same images.
 
     top1_agreement: same arg-max; top5_agreement: same set of 5 highest classes;
-    cosine_min: the smallest per-image cosine similarity of the logit vectors."""
+    cosine_min: the smallest per-image cosine similarity of the logit vectors.
+    A model whose output is not one [batch, classes] tensor (several outputs, given as
+    tuples, or a map) is compared tensor by tensor (``parity_tensors``)."""
+    if isinstance(ref, tuple) or isinstance(out, tuple) or np.ndim(ref) != 2:
+        return parity_tensors(ref, out, names)
     ref = np.asarray(ref, dtype=np.float64)
     out = np.asarray(out, dtype=np.float64)
     if ref.shape != out.shape:
@@ -56,6 +60,43 @@ def parity(ref: np.ndarray, out: np.ndarray) -> dict:
     }
 
 
+def _tensor_diff(ref: np.ndarray, out: np.ndarray) -> dict:
+    ref = np.asarray(ref, dtype=np.float64)
+    out = np.asarray(out, dtype=np.float64)
+    if ref.shape != out.shape:
+        raise ValueError(f"output shapes differ: reference {ref.shape}, variant {out.shape}")
+    diff = np.abs(ref - out)
+    r, o = ref.reshape(len(ref), -1), out.reshape(len(out), -1)
+    cos = (r * o).sum(1) / (np.linalg.norm(r, axis=1) * np.linalg.norm(o, axis=1) + 1e-30)
+    scale = float(np.abs(ref).max()) if ref.size else 0.0
+    return {"shape": ["batch", *ref.shape[1:]], "max_abs_diff": float(diff.max()),
+            "mean_abs_diff": float(diff.mean()), "max_rel_diff": float(diff.max() / max(scale, 1e-30)),
+            "ref_absmax": scale, "cosine_min": float(cos.min()), "cosine_mean": float(cos.mean()),
+            "non_finite": int((~np.isfinite(out)).sum())}
+
+
+def parity_tensors(ref, out, names: list[str] | None = None) -> dict:
+    """Parity of a model whose output is not one [batch, classes] tensor: every output
+    tensor against the reference's, with its shape, max abs and relative error and cosine
+    ("outputs"); the record's top-level figures are the worst over the outputs. Arg-max
+    agreements do not apply (null)."""
+    refs = ref if isinstance(ref, tuple) else (ref,)
+    outs = out if isinstance(out, tuple) else (out,)
+    if len(refs) != len(outs):
+        raise ValueError(f"output counts differ: reference {len(refs)}, variant {len(outs)}")
+    names = list(names or []) + [f"output{i}" for i in range(len(names or []), len(refs))]
+    per = [{"name": n, **_tensor_diff(r, o)} for n, r, o in zip(names, refs, outs)]
+    return {"n_images": int(np.shape(refs[0])[0]), "top1_agreement": None, "top5_agreement": None,
+            "max_abs_diff": max(p["max_abs_diff"] for p in per),
+            "mean_abs_diff": float(np.mean([p["mean_abs_diff"] for p in per])),
+            "cosine_min": min(p["cosine_min"] for p in per),
+            "cosine_mean": min(p["cosine_mean"] for p in per),
+            "ref_logit_absmax": max(p["ref_absmax"] for p in per),
+            "max_rel_diff": max(p["max_rel_diff"] for p in per),
+            "ref_distinct_classes": None, "non_finite": sum(p["non_finite"] for p in per),
+            "outputs": per}
+
+
 # The parity thresholds when nobody says otherwise (the CLI's --parity-* defaults).
 PARITY_DEFAULTS = {"fp32_atol": 1e-3, "fp32_min_top1": 1.0,
                    "reduced_min_top1": 0.95, "reduced_min_top5": 0.80,
@@ -74,6 +115,8 @@ def parity_verdict(p: dict, precision: str, thresholds: dict) -> tuple[bool, str
     thresholds = {**PARITY_DEFAULTS, **thresholds}
     if p["non_finite"]:
         return False, f"{p['non_finite']} non-finite logits"
+    if p.get("top1_agreement") is None:
+        return _tensor_verdict(p, precision, thresholds)
     if precision == "fp32":
         atol, need = thresholds["fp32_atol"], thresholds["fp32_min_top1"]
         ok = p["max_abs_diff"] <= atol and p["top1_agreement"] >= need
@@ -89,6 +132,21 @@ def parity_verdict(p: dict, precision: str, thresholds: dict) -> tuple[bool, str
     ok = p["top1_agreement"] >= n1 and p["top5_agreement"] >= n5
     return ok, (f"{precision}: top1_agreement {p['top1_agreement']:.4f} (>= {n1:g}), "
                 f"top5_agreement {p['top5_agreement']:.4f} (>= {n5:g})")
+
+
+def _tensor_verdict(p: dict, precision: str, thresholds: dict) -> tuple[bool, str]:
+    """Outputs that are not one [batch, classes] tensor: FP32 by the largest absolute error
+    over every output; FP16 and INT8, whose values move by design, by the smallest mean
+    cosine similarity over the outputs (``int8_min_cosine``)."""
+    n = len(p.get("outputs") or [1])
+    if precision == "fp32":
+        atol = thresholds["fp32_atol"]
+        return p["max_abs_diff"] <= atol, (f"fp32, {n} output tensor(s): max_abs_diff "
+                                           f"{p['max_abs_diff']:.3g} (<= {atol:g})")
+    cmin = thresholds["int8_min_cosine"]
+    cos = p.get("cosine_mean", p["cosine_min"])
+    return cos >= cmin, (f"{precision}, {n} output tensor(s): cosine_mean {cos:.4f} "
+                         f"(>= {cmin:g})")
 
 
 def batch_scaling(by_batch: list[dict], ref_by_batch: list[dict] | None = None) -> list[dict]:

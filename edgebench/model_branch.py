@@ -99,7 +99,8 @@ def spec_for(cell: Cell):
     return make_spec(cell.model, cell.inputs.weights,
                      {"max_batch": run.prof["throughput"]["max_batch"],
                       "accuracy_batch": run.prof["accuracy_batch"], **run.options,
-                      "int8_calibration": cell.inputs.calibration})
+                      "int8_calibration": cell.inputs.calibration},
+                     info=cell.inputs.model_info)
 
 
 def prepare(cell_json: str) -> Prepared | None:

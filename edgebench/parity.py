@@ -45,11 +45,12 @@ def print_table(records: list[dict]) -> None:
             continue
         if "max_abs_diff" in r:
             t.add_row(r["model"], r["variant"], r["status"], str(r["n_images"]),
-                      f"{r['top1_agreement']:.4f}", f"{r['top5_agreement']:.4f}",
+                      *(f"{r[k]:.4f}" if r.get(k) is not None else "n/a"
+                        for k in ("top1_agreement", "top5_agreement")),
                       f"{r['max_abs_diff']:.2e}",
                       f"{r['max_rel_diff']:.2e}" if r.get("max_rel_diff") is not None else "",
                       f"{r['mean_abs_diff']:.2e}",
-                      f"{r['cosine_min']:.6f}", str(r["ref_distinct_classes"]),
+                      f"{r['cosine_min']:.6f}", str(r.get("ref_distinct_classes") or ""),
                       r.get("criterion", "") if r["status"] == "failed" else "")
         else:
             t.add_row(r["model"], r["variant"], r["status"], *[""] * 8, (r.get("reason") or "")[:80])

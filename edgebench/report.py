@@ -19,7 +19,7 @@ from .report_format import (
     summary_rows,
     write_csv,
 )
-from .report_notes import row_label, memory_notes, tuned_batch_notes, warning_lines
+from .report_notes import model_line, row_label, memory_notes, tuned_batch_notes, warning_lines
 from .util import atomic_write_text
 
 # run.json "kind" -> the module whose ``write_all(out, records, meta)`` renders that kind of
@@ -44,6 +44,9 @@ def one_line(r: dict) -> str:
     if t == "accuracy":
         return f"top1 {fmt(r.get('top1'))}%  top5 {fmt(r.get('top5'))}%  {r['samples_per_s']:.1f} img/s"
     if t == "parity":
+        if r.get("top1_agreement") is None:      # not one [batch, classes] output
+            return (f"{len(r.get('outputs') or [1])} output tensor(s)  max|d| "
+                    f"{r['max_abs_diff']:.2e}  cos_min {r['cosine_min']:.6f}")
         return (f"top1 agree {r['top1_agreement']:.3f}  max|d| {r['max_abs_diff']:.2e}  "
                 f"cos_min {r['cosine_min']:.6f}")
     if r.get("mlperf"):         # LoadGen's scenarios: their metric, not a convert time
@@ -188,6 +191,9 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
     modes = has_power_modes(rows)     # a --power-modes run: a row per variant x power mode
     for model in dict.fromkeys(r["model"] for r in rows):
         lines += [f"### {model}", ""]
+        about = model_line((meta.get("models", {}).get(model) or {}).get("model_info"))
+        if about:
+            lines += [about, ""]
         tab = []
         for r in (x for x in rows if x["model"] == model):
             eq = {True: "yes", False: "**NO**", None: "–"}[r["equivalent"]]

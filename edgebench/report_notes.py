@@ -19,7 +19,7 @@ def warning_lines(records: list[dict], meta: dict) -> list[str]:
                    "ImageNet val for Top-1/Top-5.")
     for r in latest_cells(records).values():
         if r["task"] == "parity" and "max_abs_diff" in r:
-            if r.get("ref_distinct_classes", 99) < 5:
+            if (r.get("ref_distinct_classes") or 99) < 5:
                 out.append(f"{r['model']} / {r['variant']}: the reference predicts only "
                            f"{r['ref_distinct_classes']} distinct classes on these images, so "
                            "top-1 agreement says little; judge parity by the logit error.")
@@ -40,6 +40,29 @@ def warning_lines(records: list[dict], meta: dict) -> list[str]:
     except Exception:  # noqa: BLE001 - the clock check is optional
         pass
     return list(dict.fromkeys(out))
+
+
+def model_line(info: dict | None) -> str:
+    """What the model is, under its heading: a zoo model of ImageNet's head says nothing new;
+    a head of its own, a factory or an ONNX file names its kind, classes, outputs, content
+    hash, preprocessing and parity reference."""
+    if not info or (info.get("kind") in ("timm", "torchvision") and info.get("num_classes") == 1000
+                    and not info.get("weights_sha256")):
+        return ""
+    kind = {"timm": "timm architecture", "torchvision": "torchvision architecture",
+            "factory": "your factory", "onnx": "ONNX file"}.get(info.get("kind"), info.get("kind"))
+    outs = info.get("outputs") or []
+    classes = (f"{info['num_classes']} classes" if info.get("num_classes") is not None else
+               "outputs " + ", ".join(f"{o['name']} {o['shape']}" for o in outs)
+               + " (not one [batch, classes] tensor: no Top-1/Top-5)")
+    sha = info.get("weights_sha256") or info.get("onnx_sha256") or info.get("factory_sha256")
+    parts = [f"{kind} {info.get('architecture')}", classes,
+             *([f"sha256 {sha[:12]}"] if sha else []),
+             f"input {'x'.join(map(str, info.get('input_size') or []))}, preprocessing: "
+             f"{info.get('preprocess_source')}",
+             f"parity reference: {info.get('reference')}",
+             *([f"labels: {info['labels']}"] if info.get("labels") else [])]
+    return "Model: " + "; ".join(parts) + "."
 
 
 def row_label(r: dict) -> str:

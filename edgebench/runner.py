@@ -135,21 +135,29 @@ class Session:
     # -- once per model --------------------------------------------------------------------
     def prepare(self, model: str, images, weights_policy: str, seed: int,
                 prior: dict | None = None, progress=None,
-                calibration=None) -> tuple[dict, list[str]]:
+                calibration=None, facts: dict | None = None) -> tuple[dict, list[str]]:
         """Weights and the preprocessed data folder for ``model``. Returns (model_info for
         run.json, warnings); ``prior`` (the model's entry in run.json on --resume) keeps the
         weights the run started with. ``calibration``: the INT8 calibration images
-        (``edgebench.data.calibration.choose``), preprocessed here like the data.
-        Raises ModelError (weights) or ValueError (no image)."""
+        (``edgebench.data.calibration.choose``), preprocessed here like the data. ``facts``:
+        ``edgebench.models.describe``'s, when the caller already has them (the CLI's checks).
+        Raises ModelError (weights) or ValueError (no image, data of another class count)."""
         from .data import prepare_checked
-        from .models import data_config, resolve_weights
+        from .models import ModelArgs, canonical_onnx, data_config, describe, resolve_weights
 
         t = time.perf_counter()
+        margs = ModelArgs.from_options(self.settings.options)
         if prior and prior.get("weights"):
             weights, note = prior["weights"], prior.get("weights_note", "")
         else:
-            weights, note = resolve_weights(model, weights_policy, seed)
-        cfg = data_config(model)
+            weights, note = resolve_weights(model, weights_policy, seed, margs)
+        model_info = dict(facts) if facts else describe(model, weights, margs)
+        if model_info.get("kind") == "onnx":
+            model_info["onnx_canonical"] = canonical_onnx(model, model_info, margs,
+                                                          Path(self.settings.cache_dir))
+        images, model_info["labels"] = self._labels_for(images, model_info.get("num_classes"))
+        model_info["data_classes"] = images.n_classes
+        cfg = data_config(model, margs)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             folder, rebuilt = prepare_checked(images, cfg, Path(self.settings.cache_dir),
@@ -160,7 +168,7 @@ class Session:
             raise ValueError(f"no readable images in {images.root}")
         data_info = {"source": images.name, "n_images": n_ready,
                      "skipped_images": len(dmeta["skipped"]), "preprocess": dmeta["config"]}
-        info = {"weights": weights, "weights_note": note,
+        info = {"weights": weights, "weights_note": note, "model_info": model_info,
                 "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()},
                 "skipped_images": dmeta["skipped"]}
         if rebuilt:   # the cached images failed their sha256 check: every record says so
@@ -176,9 +184,25 @@ class Session:
         self.inputs[model] = ModelInputs(
             weights=weights, weights_note=note, data_folder=str(folder),
             mean=tuple(cfg["mean"]), std=tuple(cfg["std"]), parity_images=n_ready,
-            data_info=data_info, calibration=calib)
+            data_info=data_info, calibration=calib, model_info=model_info)
         self.timings["prepare_s"] += round(time.perf_counter() - t, 3)
         return info, [str(w.message) for w in caught]
+
+    @staticmethod
+    def _labels_for(images, num_classes: int | None):
+        """The images labelled for a model of ``num_classes`` classes, and how. Given data of
+        another class count is an error (ValueError naming both); the bundled sample's
+        ImageNet labels simply do not apply to such a model (its accuracy says so)."""
+        from .data import DataError
+
+        try:
+            return images.for_model(num_classes)
+        except DataError:
+            if images.name != "sample":
+                raise
+        return (dataclasses.replace(images, labels=[-1] * len(images), folder_labels=None),
+                f"none: the bundled sample's ImageNet labels do not apply to a "
+                f"{num_classes}-class model")
 
     def _calibration(self, images, cfg: dict, progress=None) -> dict:
         """The calibration images preprocessed with the model's own transform, and the facts
@@ -239,7 +263,13 @@ class Session:
             return ""
         if not pr["ok"]:
             return pr["reason"]
-        return pr.get("models", {}).get(cell.model, "")
+        why = pr.get("models", {}).get(cell.model, "")
+        info = (self.inputs[cell.model].model_info or {}) if cell.model in self.inputs else {}
+        if not why and cell.task == "accuracy" and info and info.get("num_classes") is None:
+            shapes = ", ".join(f"{o['name']} {o['shape']}" for o in info.get("outputs", []))
+            why = ("Top-1/Top-5 apply to one [batch, classes] output; this model gives "
+                   f"{shapes or 'another kind of output'}")
+        return why
 
     def run(self, cell: Cell) -> dict:
         """Run one cell and return its record (never raises for the cell's own failure)."""

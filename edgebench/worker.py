@@ -25,6 +25,7 @@ import numpy as np
 from . import model_branch
 from .cell import Cell, new_record
 from .model_branch import graphs_compiled, spec_for
+from .models import kind_of
 from .plan import SCENARIO_TASKS
 from .util import atomic_write_json, first_line
 
@@ -67,7 +68,8 @@ def probe(request: dict, out: Path) -> None:
             models = {}
             if av.ok:
                 for m, size in request.get("models", {}).items():
-                    ma = conv.check_model(m, tuple(size), opts)
+                    ma = (_needs_source(m) if not conv.starts_from_onnx and kind_of(m) == "onnx"
+                          else conv.check_model(m, tuple(size), opts))
                     if not ma.ok:
                         models[m] = ma.reason
             device = compute_device(conv, opts)
@@ -86,6 +88,20 @@ def probe(request: dict, out: Path) -> None:
     atomic_write_json(out, res)
 
 
+def _needs_source(model: str):
+    from converters.base import Availability
+
+    return Availability.no(f"needs the source model, and {model} is an ONNX file: the variants "
+                           "that start from ONNX (onnxruntime*, tensorrt*, tvm) run it")
+
+
+def reference_variant(cell: Cell) -> str:
+    """What every variant of this model is judged against: the run's reference variant, or
+    the one the model names (an ONNX file: ONNX Runtime's CPU provider, FP32)."""
+    info = cell.inputs.model_info or {}
+    return info.get("reference_variant") or cell.run.reference_variant
+
+
 def reference_key(cell: Cell, spec, conv) -> str:
     """The cache key of a model's reference logits: the model and weights, the parity images,
     and what computed them: the reference variant, its libraries' versions and the machine's
@@ -97,7 +113,7 @@ def reference_key(cell: Cell, spec, conv) -> str:
     versions = {k: v for k, v in conv.versions().items()
                 if not k.endswith("_threads")}     # a thread count changes the rounding only
     return spec.key("reference", Path(cell.inputs.data_folder).name, cell.inputs.parity_images,
-                    cell.run.reference_variant, platform.machine(),
+                    reference_variant(cell), platform.machine(),
                     json.dumps(versions, sort_keys=True))
 
 
@@ -109,15 +125,23 @@ def _reference_logits(cell: Cell, spec, data, cache: Path) -> np.ndarray:
     from .measure import run_all
 
     inp, prof = cell.inputs, cell.run.prof
-    conv = converters.get(cell.run.reference_variant)
-    path = cache / "reference" / f"{cell.model}-{reference_key(cell, spec, conv)}.npy"
+    conv = converters.get(reference_variant(cell))
+    path = cache / "reference" / f"{spec.slug}-{reference_key(cell, spec, conv)}.npy"
+    several = path.with_suffix(".npz")          # a model of several outputs: one array each
     if path.is_file():
         return np.load(path)
+    if several.is_file():
+        with np.load(several) as z:
+            return tuple(z[f"o{i}"] for i in range(len(z.files)))
     ref = conv.reference_predictor(spec)
     logits, _, _ = run_all(ref, data, prof["accuracy_batch"], inp.parity_images)
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path.with_suffix(".part.npy"), logits)
-    os.replace(path.with_suffix(".part.npy"), path)
+    if isinstance(logits, tuple):
+        np.savez(several.with_suffix(".part.npz"), **{f"o{i}": o for i, o in enumerate(logits)})
+        os.replace(several.with_suffix(".part.npz"), several)
+    else:
+        np.save(path.with_suffix(".part.npy"), logits)
+        os.replace(path.with_suffix(".part.npy"), path)
     ref.close()
     return logits
 
@@ -130,19 +154,29 @@ def _parity(cell: Cell, predictor, precision: str, spec, data, cache: Path):
     ref = _reference_logits(cell, spec, data, cache)
     out, _, _ = budgeted_pass(predictor, data, prof["accuracy_batch"],
                               cell.inputs.parity_images, budget_s=prof.get("pass_budget_s"))
-    p = metrics.parity(ref[:len(out)], out)
+    n_out, n_ref = _count(out), _count(ref)
+    p = metrics.parity(_first(ref, n_out), out, spec.outputs)
     ok, why = metrics.parity_verdict(p, precision, cell.run.parity_thresholds)
     p["precision"] = precision
     p["criterion"] = why
     p["batch_size"] = pass_batch(predictor, prof["accuracy_batch"])
-    if precision == "int8":
+    if precision == "int8" and p.get("top1_agreement") is not None:
         p["int8_cost"] = metrics.int8_cost(ref, out, data.labels, *_labels_real(cell))
     if not ok:
         return "failed", p, f"parity failed: {why}"
-    if len(out) < len(ref):
-        return "partial", p, (f"{len(out)} of {len(ref)} images within the "
+    if n_out < n_ref:
+        return "partial", p, (f"{n_out} of {n_ref} images within the "
                               f"{prof['pass_budget_s']:g} s budget of this profile")
     return "ok", p, ""
+
+
+def _count(outputs) -> int:
+    """Images in a pass's output(s): one array, or a tuple of them (several outputs)."""
+    return len(outputs[0] if isinstance(outputs, tuple) else outputs)
+
+
+def _first(outputs, n: int):
+    return tuple(o[:n] for o in outputs) if isinstance(outputs, tuple) else outputs[:n]
 
 
 def _labels_real(cell: Cell) -> tuple[bool, str]:

@@ -75,8 +75,7 @@ def test_imagenetv2_index_folders(tmp_path):
 def test_missing_path_and_unknown_layout(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
         resolve_source(str(tmp_path / "nope"))
-    (tmp_path / "some_folder").mkdir()
-    make_image(tmp_path / "some_folder" / "x.png", seed=3)
+    make_image(tmp_path / "x.png", seed=3)        # loose images, no class folders, no labels
     with pytest.raises(DataError, match="accepted layouts"):
         resolve_source(str(tmp_path))
 

@@ -39,7 +39,7 @@ def _code_digest() -> str:
 
 def path_for(spec, cache: Path) -> Path:
     key = spec.key("jax-flax", FORMAT_VERSION, _code_digest())
-    return Path(cache) / "jax" / f"{spec.name}-{key}.pkl"
+    return Path(cache) / "jax" / f"{spec.slug}-{key}.pkl"
 
 
 def save(path: Path, ported: PortedModel) -> None:

@@ -67,6 +67,7 @@ __all__ = ["CALIB_METHODS", "CPU_EP", "CUDA_EP", "DISABLE_CPU_FALLBACK", "GPU_EP
 @register
 class OnnxRuntimeConverter(Converter):
     name = "onnxruntime"
+    starts_from_onnx = True
     precision = "fp32"
     description = "ONNX Runtime (export via torch.onnx; CPU, CUDA or TensorRT execution provider)"
     cli_options = (
@@ -128,6 +129,17 @@ class OnnxRuntimeConverter(Converter):
         art.variant = self.name
         return art
 
+    def reference_predictor(self, spec: ModelSpec) -> Predictor:
+        """A model handed over as an ONNX file has no PyTorch module: its reference is its own
+        graph on ONNX Runtime's CPU provider in FP32, with the suite's session options."""
+        import onnxruntime as ort
+
+        if not spec.from_onnx:
+            raise NotImplementedError("onnxruntime is the reference of ONNX-file models only")
+        so = session_options(spec.options.get("ort_threads"))
+        sess = ort.InferenceSession(spec.onnx_path, sess_options=so, providers=[CPU_EP])
+        return _batch_limited(OrtPredictor(sess, "cpu", {"providers": [CPU_EP]}), spec)
+
     def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
         import onnxruntime as ort
 
@@ -172,7 +184,15 @@ class OnnxRuntimeConverter(Converter):
                     meta["cpu_nodes"] = _node_list(placed[CPU_EP], most=50)
         device = "cuda" if primary in GPU_EPS else "cpu"
         meta["io_binding"] = device == "cuda"
-        return OrtPredictor(sess, device, meta)
+        return _batch_limited(OrtPredictor(sess, device, meta), spec)
+
+
+def _batch_limited(predictor: OrtPredictor, spec: ModelSpec) -> OrtPredictor:
+    """An ONNX file with a static batch dimension runs that batch size only."""
+    if spec.static_batch:
+        predictor.batch_sizes = [int(spec.static_batch)]
+        predictor.meta["batch_sizes"] = predictor.batch_sizes
+    return predictor
 
 @register
 class OnnxRuntimeTensorRT(OnnxRuntimeConverter):

@@ -210,7 +210,7 @@ def qdq_model(spec: ModelSpec, cache: Path, form: str = "tensorrt") -> Artifact:
                    QUANTIZED_OPS, *([form] if form != "tensorrt" else []))
     folder = Path(cache) / "int8"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{spec.name}-{key}.qdq.onnx"
+    path = folder / f"{spec.slug}-{key}.qdq.onnx"
     meta_path = path.with_suffix(".json")
     rebuilt = ""
     if path.is_file() and meta_path.is_file():

@@ -94,6 +94,7 @@ def _opts(spec_or_options) -> dict:
 @register
 class TvmConverter(Converter):
     name = "tvm"
+    starts_from_onnx = True
     precision = "fp32"
     description = "Apache TVM (Relax + MetaSchedule), static shapes, per-target tuning database"
     commands = {"tune": "converters.tvm.cli:main"}
@@ -250,7 +251,7 @@ class TvmConverter(Converter):
                          (f"input-{ctx['input_transpose']}",)),
                        f"b{batch}")
         folder = Path(cache) / "tvm"
-        stem = f"{spec.name}-{key}-b{batch}"
+        stem = f"{spec.slug}-{key}-b{batch}"
         return folder / f"{stem}.so", folder / f"{stem}.json"
 
     def _compiled(self, spec: ModelSpec, cache: Path, batch: int, ctx: dict):
@@ -290,7 +291,9 @@ class TvmConverter(Converter):
         return so, meta, False
 
     def _model(self, spec: ModelSpec):
-        key = (spec.name, spec.weights, tuple(spec.input_size))
+        if spec.from_onnx:          # imported from its ONNX file (importer.import_model)
+            return None
+        key = (spec.name, spec.weights, tuple(spec.input_size), spec.fingerprint)
         with self._lock:
             if key not in self._models:
                 self._models[key] = spec.build()

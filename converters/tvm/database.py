@@ -21,8 +21,10 @@ DB_META = "tuning.json"
 
 
 def db_dir_for(tuning_dir, target, model: str, input_size) -> Path:
+    from edgebench.models import slug   # a zoo name is its own; a path or factory is made safe
+
     c, h, w = input_size
-    return Path(tuning_dir) / targets.target_slug(target) / f"{model}-{c}x{h}x{w}"
+    return Path(tuning_dir) / targets.target_slug(target) / f"{slug(model)}-{c}x{h}x{w}"
 
 
 def database_exists(db_dir) -> bool:

@@ -22,6 +22,12 @@ def import_model(model, input_shape: tuple, importer: str = "auto", spec=None, c
     errors = []
     if importer not in ("auto", "torch.export", "onnx"):
         raise TvmError(f"tvm_importer must be auto, torch.export or onnx (got '{importer}')")
+    if spec is not None and spec.from_onnx:
+        # A model handed over as an ONNX file: no torch module, its ONNX is the source.
+        try:
+            return _import_onnx(None, input_shape, spec, cache), "onnx", None
+        except Exception as e:  # noqa: BLE001
+            raise TvmError(f"TVM import failed: onnx importer: {first_line(e)}") from e
     if importer in ("auto", "torch.export"):
         try:
             from tvm.relax.frontend.torch import from_exported_program

@@ -5,7 +5,7 @@ import numpy as np
 
 from edgebench.util import ALIGNMENT
 
-from ..base import OutOfMemory, Predictor
+from ..base import OutOfMemory, Predictor, host_outputs
 from . import database
 
 
@@ -85,9 +85,11 @@ class TvmPredictor(Predictor):
         try:
             vm, fn, inp = self._get(int(batch.shape[0]))
             out = fn(vm_input(batch, inp, self._from_dlpack))
-            if not hasattr(out, "numpy"):
-                out = out[0]
-            return out.numpy()
+            if hasattr(out, "numpy"):
+                return out.numpy()
+            # A tuple (Array) of tensors: one output unwrapped, several as a tuple.
+            return host_outputs(list(out), lambda t: t.numpy() if hasattr(t, "numpy") else
+                                host_outputs(list(t), lambda u: u.numpy()))
         except (MemoryError,) as e:
             raise OutOfMemory(str(e)) from e
         except Exception as e:  # noqa: BLE001

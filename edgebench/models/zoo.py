@@ -1,4 +1,5 @@
-"""Model names -> ``ModelSpec``: timm first, torchvision for the few timm lacks.
+"""timm and torchvision models by name: timm first, torchvision for the few timm lacks.
+An architecture may take its own head (``num_classes``: a fine-tuned checkpoint's class count).
 
 Weights policy (``--weights``):
   auto        pretrained when cached or reachable, else seeded random weights (said in every output)
@@ -24,7 +25,6 @@ import os
 import socket
 from pathlib import Path
 
-from converters.base import ModelSpec
 
 SEED_MODELS = [
     "resnet152",
@@ -39,8 +39,7 @@ TORCHVISION_MODELS = {"squeezenet1_0", "squeezenet1_1"}
 DEFAULT_SEED = 0
 
 
-class ModelError(ValueError):
-    """A usage error about a model name or its weights (exit code 2)."""
+from .errors import ModelError  # noqa: F401 - re-exported
 
 
 def known_names() -> list[str]:
@@ -94,23 +93,34 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def _torchvision_build(name: str, pretrained: bool):
+IMAGENET_CLASSES = 1000
+
+
+def _torchvision_build(name: str, pretrained: bool, num_classes: int | None = None):
     import torchvision
 
     weights = "DEFAULT" if pretrained else None
-    return getattr(torchvision.models, name)(weights=weights)
+    extra = {"num_classes": num_classes} if num_classes else {}
+    return getattr(torchvision.models, name)(weights=weights, **extra)
 
 
-def _timm_build(name: str, pretrained: bool):
+def _timm_build(name: str, pretrained: bool, num_classes: int | None = None):
     import timm
 
-    return timm.create_model(name, pretrained=pretrained)
+    extra = {"num_classes": num_classes} if num_classes else {}
+    return timm.create_model(name, pretrained=pretrained, **extra)
 
 
-def _build_raw(name: str, pretrained: bool):
+def _build_raw(name: str, pretrained: bool, num_classes: int | None = None):
+    """``num_classes``: a head of that many classes (None: the architecture's own, 1000)."""
     if source_of(name) == "torchvision":
-        return _torchvision_build(name, pretrained)
-    return _timm_build(name, pretrained)
+        return _torchvision_build(name, pretrained, num_classes)
+    return _timm_build(name, pretrained, num_classes)
+
+
+def own_head(num_classes: int | None) -> bool:
+    """Whether ``num_classes`` asks for a head other than ImageNet's: no pretrained head then."""
+    return bool(num_classes) and num_classes != IMAGENET_CLASSES
 
 
 def _pretrained_cached(name: str) -> bool:
@@ -140,9 +150,11 @@ def _pretrained_cached(name: str) -> bool:
     return bool(cfg.url) and (hub_ckpts / os.path.basename(cfg.url)).is_file()
 
 
-def resolve_weights(name: str, policy: str, seed: int = DEFAULT_SEED) -> tuple[str, str]:
+def resolve_weights(name: str, policy: str, seed: int = DEFAULT_SEED,
+                    num_classes: int | None = None) -> tuple[str, str]:
     """Decide which weights ``name`` uses. Returns (weights, note) where weights is
-    "pretrained", "random-seed-N" or an absolute checkpoint path, and note says why."""
+    "pretrained", "random-seed-N" or an absolute checkpoint path, and note says why.
+    ``num_classes`` other than 1000: no pretrained head exists, so auto means random."""
     if policy == "random":
         w = random_weights(name, seed)
         return w, "random weights requested" + _bn_note(w)
@@ -152,6 +164,13 @@ def resolve_weights(name: str, policy: str, seed: int = DEFAULT_SEED) -> tuple[s
             raise ModelError(f"--weights: checkpoint '{policy}' does not exist (expected auto, "
                              "pretrained, random or a path to a checkpoint file)")
         return str(path.resolve()), "local checkpoint"
+    if own_head(num_classes):
+        if policy == "pretrained":
+            raise ModelError(f"--weights pretrained: no pretrained weights for '{name}' with a "
+                             f"{num_classes}-class head; give --weights PATH (your checkpoint)")
+        w = random_weights(name, seed)
+        return w, (f"no pretrained weights for a {num_classes}-class head (give --weights PATH, "
+                   "your checkpoint); seeded random weights" + _bn_note(w))
     if _pretrained_cached(name):
         return "pretrained", "pretrained weights found in the local cache"
     if _hub_reachable():
@@ -178,9 +197,10 @@ def check_pretrained(name: str) -> None:
 
 def _state_dict(obj) -> dict:
     """The state dict a loaded checkpoint holds: itself, or the dict under "state_dict",
-    "model" or "state_dict_ema"; a DataParallel "module." prefix dropped."""
+    "model", "state_dict_ema", "model_ema" or "ema" (as timm's training script saves them);
+    a DataParallel "module." prefix dropped."""
     if isinstance(obj, dict):
-        for k in ("state_dict", "model", "state_dict_ema"):
+        for k in ("state_dict", "model", "state_dict_ema", "model_ema", "ema"):
             if k in obj and isinstance(obj[k], dict):
                 obj = obj[k]
                 break
@@ -211,11 +231,12 @@ def _load_failure(e: Exception) -> str:
             f"corrupt or another kind of file ({type(e).__name__}: {why})")
 
 
-def check_checkpoint(path: str, names: list[str]) -> None:
+def check_checkpoint(path: str, names: list[str], num_classes: int | None = None) -> None:
     """Check, before anything runs, that ``path`` is a checkpoint every model in ``names``
     can load: torch.load(weights_only=True) reads it (the way the workers will), it holds
     a state dict of tensors, and its names and shapes are the model's (the model is built
-    on the meta device: no memory, no weights). Raise ModelError naming the file and why."""
+    on the meta device: no memory, no weights), with a ``num_classes`` head where given.
+    Raise ModelError naming the file and why; a head of another class count names both."""
     import zipfile
 
     import torch
@@ -243,7 +264,7 @@ def check_checkpoint(path: str, names: list[str]) -> None:
                          f"{type(sd[bad[0]]).__name__})")
     for name in names:
         with torch.device("meta"):
-            want = {k: tuple(v.shape) for k, v in _build_raw(name, pretrained=False)
+            want = {k: tuple(v.shape) for k, v in _build_raw(name, False, num_classes)
                     .state_dict().items()}
         missing = [k for k in want if k not in sd]
         extra = [k for k in sd if k not in want]
@@ -256,7 +277,22 @@ def check_checkpoint(path: str, names: list[str]) -> None:
                     ([f"{len(extra)} unexpected keys: {few(extra)}"] if extra else []) + \
                     ([f"{len(shape)} shapes differ (checkpoint vs model): {few(shape)}"]
                      if shape else [])
+            head = _head_classes(sd, want)
+            if head is not None:
+                have = num_classes or IMAGENET_CLASSES
+                parts.insert(0, f"its head has {head} classes, the model {have} (give "
+                                f"--num-classes {head} for a checkpoint of that head)")
             raise ModelError(f"{where}: not a checkpoint of {name}: " + "; ".join(parts))
+
+
+def _head_classes(sd: dict, want: dict) -> int | None:
+    """The class count of the checkpoint's head where the only shape differences are in the
+    classifier (the last parameters whose first dimension differs), else None."""
+    differ = [k for k in want if k in sd and tuple(sd[k].shape) != want[k]]
+    if not differ or len(differ) > 2 or any(k not in want for k in sd) or any(k not in sd for k in want):
+        return None
+    firsts = {int(sd[k].shape[0]) for k in differ if sd[k].dim() >= 1}
+    return firsts.pop() if len(firsts) == 1 else None
 
 
 BN_RECALIBRATED = "+bn-recalibrated"
@@ -281,21 +317,21 @@ def _bn_note(weights: str) -> str:
             "images" if weights.endswith(BN_RECALIBRATED) else "")
 
 
-def recalibrate_batchnorm(model, name: str, n: int = BN_IMAGES) -> int:
+def recalibrate_batchnorm(model, cfg: dict, n: int = BN_IMAGES) -> int:
     """Re-estimate every BatchNorm's running mean and variance on ``n`` bundled calibration
     images with the model's own preprocessing (one batch, cumulative average: the batch's
-    statistics exactly). Returns how many BatchNorm layers it set."""
+    statistics exactly). ``cfg``: the model's preprocessing (``data_config``). Returns how
+    many BatchNorm layers it set."""
     import numpy as np
     import torch
     from PIL import Image
 
-    from .data.calibration import bundled_calibration
-    from .data.prepare import _transform
+    from ..data.calibration import bundled_calibration
+    from ..data.prepare import _transform
 
     bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     if not bns:
         return 0
-    cfg = data_config(name)
     tf = _transform(cfg)
     arrays = []
     for path in bundled_calibration().limit(n).paths:
@@ -319,34 +355,22 @@ def recalibrate_batchnorm(model, name: str, n: int = BN_IMAGES) -> int:
     return len(bns)
 
 
-def build_model(name: str, weights: str):
-    """Build the eval-mode FP32 CPU torch model with the resolved ``weights``."""
+def build_model(name: str, weights: str, num_classes: int | None = None):
+    """Build the eval-mode FP32 CPU torch model with the resolved ``weights`` (and a
+    ``num_classes`` head where given)."""
     import torch
 
     if weights == "pretrained":
         # Resolved (and downloaded once) by the main process; workers run with HF_HUB_OFFLINE=1.
-        model = _build_raw(name, pretrained=True)
+        model = _build_raw(name, True, num_classes)
     elif weights.startswith("random-seed-"):
         seed = weights[len("random-seed-"):].removesuffix(BN_RECALIBRATED)
         torch.manual_seed(int(seed))
-        model = _build_raw(name, pretrained=False)
+        model = _build_raw(name, False, num_classes)
         if weights.endswith(BN_RECALIBRATED):
             torch.manual_seed(int(seed))
-            recalibrate_batchnorm(model, name)
+            recalibrate_batchnorm(model, data_config(name))
     else:
-        model = _build_raw(name, pretrained=False)
+        model = _build_raw(name, False, num_classes)
         _load_checkpoint(model, weights)
     return model.eval().float()
-
-
-def make_spec(name: str, weights: str, options: dict | None = None) -> ModelSpec:
-    cfg = data_config(name)
-    return ModelSpec(
-        name=name,
-        weights=weights,
-        input_size=tuple(cfg["input_size"]),
-        num_classes=1000,
-        build=lambda: build_model(name, weights),
-        source=source_of(name),
-        options=dict(options or {}),
-    )
