@@ -194,6 +194,11 @@ def check_models(args, images=None) -> dict:
                          "head is fixed in the file; --num-classes is for timm/torchvision "
                          "architectures (run the ONNX file without it)")
 
+    if margs.num_classes is not None and not any(kind_of(m) == "zoo" for m in args.models):
+        raise UsageError(f"--num-classes {margs.num_classes}: for timm/torchvision "
+                         f"architectures, and {args.models[0]} builds its own head (leave "
+                         "--num-classes out)")
+
     def usage(e: Exception) -> UsageError:
         msg = str(e)
         return UsageError(msg if msg.startswith("--") else f"--models: {msg}")
@@ -223,11 +228,11 @@ def check_models(args, images=None) -> dict:
                 facts[m] = describe(m, weights, margs, run=True)
             n = facts[m]["num_classes"] if m in facts else (margs.num_classes or 1000)
             if images is not None:
-                images.for_model(n)
+                images.for_model(n, m)
         except ModelError as e:
             raise usage(e) from None
         except DataError as e:
-            raise UsageError(f"{e} ({m})") from None
+            raise UsageError(str(e)) from None
     return facts
 
 

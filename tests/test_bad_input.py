@@ -94,6 +94,31 @@ CASES = [
     ("full-weights-pickled-objects", F, ["--weights", "{W}/pickled.pth"], "weights_only=True"),
     ("full-weights-of-another-model", F, ["--weights", "{W}/other.pth"],
      f"--weights {{W}}/other.pth: not a checkpoint of {TINY}"),
+    # ---- your own model: a factory, an ONNX file, a head of its own, your labelled images
+    ("full-onnx-missing", F, ["--models", "{W}/nope.onnx"], "--models {W}/nope.onnx: no such ONNX file"),
+    ("full-onnx-corrupt", F, ["--models", "{W}/corrupt.onnx"], "not a readable ONNX model"),
+    ("full-onnx-two-inputs", F, ["--models", "{W}/two-inputs.onnx"], "2 inputs (a, b)"),
+    ("full-onnx-int-input", F, ["--models", "{W}/int-input.onnx"], "input 'ids' is INT64"),
+    ("full-onnx-input-size-fixed", F, ["--models", "{W}/tiny.onnx", "--input-size", "3x9x9"],
+     "input is fixed at H 8 (given 9)"),
+    ("full-onnx-num-classes", F, ["--models", "{W}/tiny.onnx", "--num-classes", "3"],
+     "--num-classes 3: {W}/tiny.onnx is an ONNX file"),
+    ("full-factory-import-fails", F, ["--models", "nosuchpkg.mod:build", "--model-path", "{W}"],
+     "cannot import nosuchpkg.mod"),
+    ("full-factory-not-a-module", F, ["--models", "badfactory:not_module", "--model-path", "{W}"],
+     "returned a int, not a torch.nn.Module"),
+    ("full-factory-rejects-input", F, ["--models", "badfactory:fixed32", "--model-path", "{W}"],
+     "the model rejects input 1x3x224x224 (RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
+    ("full-head-of-another-class-count", F, ["--weights", "{W}/head5.pth", "--num-classes", "7"],
+     "its head has 5 classes, the model 7"),
+    ("full-data-of-another-class-count", F, ["--weights", "{W}/head5.pth", "--num-classes", "5",
+                                             "--data", "{W}/three-classes"],
+     "the data has 3 classes, the model " + TINY + " 5"),
+    ("full-labels-without-a-folder", F, ["--data", "{W}/three-classes", "--labels",
+                                         "{W}/two-names.txt"], "no line for the class folder(s) cow"),
+    ("full-input-size-malformed", F, ["--input-size", "3x224"], "--input-size 3x224: give CxHxW"),
+    ("full-num-classes-zero", F, ["--num-classes", "0"], "--num-classes 0"),
+    ("full-mean-per-channel", F, ["--mean", "0.5", "0.5"], "one value per input channel (3)"),
     # ---- run directories: an earlier run's records are never touched
     ("full-out-holds-results", F, ["--out", "{W}/prior"], "--out {W}/prior already holds results"),
     ("full-resume-without-out", F, ["--resume"], "--resume needs --out"),
@@ -119,6 +144,8 @@ CASES = [
      "--summary {W}/afile.txt"),
     ("tune-weights-text-file", T, ["--weights", "{W}/notckpt.pth"],
      "--weights {W}/notckpt.pth: not a PyTorch checkpoint"),
+    ("tune-onnx-corrupt", T, ["--model", "{W}/corrupt.onnx"],
+     "--model {W}/corrupt.onnx: not a readable ONNX model"),
     # ---- edgebench.fleet: config files
     ("fleet-config-missing", FL, ["--config", "{W}/no-such.toml"], "'{W}/no-such.toml' is not a file"),
     ("fleet-config-is-a-folder", FL, ["--config", "{W}/empty"], "'{W}/empty' is not a file"),
@@ -131,6 +158,8 @@ CASES = [
     ("fleet-config-wrong-key", FL, ["--config", "{W}/cfg-keys.toml"], "unknown key 'modles'"),
     ("fleet-config-unknown-model", FL, ["--config", "{W}/cfg-model.toml"],
      "[devices.a]: unknown model 'resnet15'"),
+    ("fleet-config-factory-not-found", FL, ["--config", "{W}/cfg-factory.toml"],
+     "[devices.a]: nosuchpkg.mod:build: cannot find the module nosuchpkg.mod to ship"),
     ("fleet-device-wait-negative", FL, ["--config", "{W}/cfg-ok.toml", "--device-wait", "-1"],
      "--device-wait -1"),
     ("fleet-local-device-unknown", FL, ["--config", "{W}/cfg-ok.toml", "--local-device", "b"],
@@ -236,7 +265,45 @@ def work(tmp_path_factory, cache_dir) -> Path:
     (w / "cfg-list.json").write_text("[1, 2]\n", encoding="utf-8")
     (w / "cfg-keys.toml").write_text(ok.replace("models", "modles") + "[devices.a]\n", encoding="utf-8")
     (w / "cfg-model.toml").write_text(ok.replace(TINY, "resnet15") + "[devices.a]\n", encoding="utf-8")
+    (w / "cfg-factory.toml").write_text(ok.replace(TINY, "nosuchpkg.mod:build") + "[devices.a]\n",
+                                        encoding="utf-8")
+    _own_model_inputs(w)
     return w
+
+
+def _own_model_inputs(w: Path) -> None:
+    """Bad models of one's own: ONNX files (a real tiny classifier, corrupt, two inputs, an
+    integer input), a factory module, a 5-class checkpoint of TINY, a 3-class image folder."""
+    import onnx
+    import torch
+    from onnx import TensorProto, helper
+
+    from edgebench.models import build_model
+
+    def save(path: Path, nodes, inputs, outputs) -> None:
+        graph = helper.make_graph(nodes, path.stem, inputs, outputs)
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10), str(path))
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])
+    save(w / "tiny.onnx", [helper.make_node("GlobalAveragePool", ["x"], ["p"]),
+                           helper.make_node("Flatten", ["p"], ["y"])], [x], [y])
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 3])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, ["n", 3])
+    save(w / "two-inputs.onnx", [helper.make_node("Add", ["a", "b"], ["y"])], [a, b], [y])
+    ids = helper.make_tensor_value_info("ids", TensorProto.INT64, ["n", 3])
+    save(w / "int-input.onnx", [helper.make_node("Cast", ["ids"], ["y"], to=TensorProto.FLOAT)],
+         [ids], [y])
+    (w / "corrupt.onnx").write_bytes((w / "tiny.onnx").read_bytes()[:40] + b"\x00garbage")
+    (w / "badfactory.py").write_text(
+        "import torch\n"
+        "def not_module():\n    return 42\n"
+        "def fixed32():\n    return torch.nn.Sequential(torch.nn.Flatten(), "
+        "torch.nn.Linear(3 * 32 * 32, 5))\n", encoding="utf-8")
+    torch.save(build_model(TINY, "random-seed-0", num_classes=5).state_dict(), w / "head5.pth")
+    for i, name in enumerate(("cow", "fern", "mug")):
+        make_image(w / "three-classes" / name / "a.png", seed=40 + i)
+    (w / "two-names.txt").write_text("fern\nmug\n", encoding="utf-8")
 
 
 @pytest.mark.slow          # ~70 interpreter start-ups: the sweep is in the full suite (CI)

@@ -440,7 +440,7 @@ def test_unbuildable_model_reports_compiler_message(tmp_path):
     (["--transfer-from", "/no/such/dir"], "no such directory"),
     (["--transfer-from", "tests"], "holds no tuning database"),
     (["--trials", "0", "--measure", "--target", "jetson-agx-orin"], "on the device"),
-    (["--input-size", "3x64x64", "--measure"], "own input size"),
+    (["--num-classes", "0"], "at least 1 class"),
 ])
 def test_bad_arguments_exit_2(argv, needle, capsys):
     from edgebench import tune

@@ -46,7 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Tune a vision model with TVM MetaSchedule (resumable, local or remote "
                     "measurement) and/or export a compiled TVM artifact for a target device.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="timm/torchvision model name")
+    p.add_argument("--model", required=True,
+                   help="the model, as edgebench.full --models takes it: a timm/torchvision "
+                        "name, package.module:function (your factory) or path/to/model.onnx")
+    p.add_argument("--num-classes", type=int, default=None, metavar="N",
+                   help="a timm/torchvision architecture with a head of N classes (with "
+                        "--weights PATH, your checkpoint)")
+    p.add_argument("--model-path", default=None, metavar="DIR",
+                   help="where a factory is imported from (default: the working directory)")
     p.add_argument("--target", default="host",
                    help="host | jetson-agx-orin | jetson-agx-orin-cpu | a TVM tag | a JSON "
                         "target (default: host)")
@@ -184,13 +191,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _load_model(args, input_size):
-    from edgebench.models import make_spec, resolve_weights
+def model_args(args, input_size):
+    """The model options as edgebench.full takes them (``edgebench.models.ModelArgs``)."""
+    import os
 
-    weights, note = resolve_weights(args.model, args.weights, args.seed)
-    spec = make_spec(args.model, weights)
-    if input_size:
-        spec.input_size = tuple(input_size)
+    from edgebench.models import ModelArgs
+
+    return ModelArgs(num_classes=args.num_classes,
+                     model_path=os.path.abspath(args.model_path or os.getcwd()),
+                     input_size=tuple(input_size) if input_size else None)
+
+
+def _load_model(args, input_size):
+    from edgebench.models import MODEL_ARGS, canonical_onnx, describe, make_spec, resolve_weights
+
+    margs = model_args(args, input_size)
+    weights, note = resolve_weights(args.model, args.weights, args.seed, margs)
+    info = describe(args.model, weights, margs, run=False)
+    if info["kind"] == "onnx":        # the form every variant reads, in the cache
+        info["onnx_canonical"] = canonical_onnx(args.model, info, margs, Path(args.cache_dir))
+    spec = make_spec(args.model, weights, {MODEL_ARGS: margs.to_json()}, info=info)
     return spec, note
 
 
@@ -205,7 +225,7 @@ def run(args, parsed) -> dict:
                      "input_size": list(spec.input_size), "target": targets.target_dict(target),
                      "target_name": parsed["target_name"], "database": str(db_dir),
                      **lowering, "recipe": recipe, **targets.tvm_versions()}
-    model = spec.build()
+    model = None if spec.from_onnx else spec.build()    # an ONNX file is imported as it is
     if args.rpc_tracker:
         summary["rpc"] = runner.check_rpc(args.rpc_tracker, args.rpc_key)
     if args.trials > 0:
@@ -318,6 +338,10 @@ def measure_command(args, parsed, model: str, db_dir, out_dir: str | None = None
         cmd += ["--weights", args.weights]
     if args.seed:
         cmd += ["--seed", str(args.seed)]
+    for flag, value in (("--num-classes", args.num_classes), ("--model-path", args.model_path),
+                        ("--input-size", args.input_size)):
+        if value is not None:
+            cmd += [flag, str(value)]
     if args.export:
         cmd += ["--tvm-artifact", str(args.export)]
     else:
@@ -340,9 +364,6 @@ def measure(args, parsed, spec, db_dir) -> dict:
         else f"results/run-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
     cmd = measure_command(args, parsed, spec.name, db_dir, out_dir)
     out = {"command": shlex.join(cmd)}
-    if args.input_size:
-        out["note"] = (f"edgebench.full measures {spec.name} at its own input size, not "
-                       f"{args.input_size}")
     where = "on the device" if _cross(parsed["target"]) else "here"
     print(f"measure it ({where}): {out['command']}", file=sys.stderr, flush=True)
     if out_dir is not None:

@@ -89,9 +89,6 @@ def validate(args) -> dict:
     if args.measure is not None and _cross(target):
         raise UsageError("--measure runs edgebench.full here, and this target's code cannot "
                          "run here: run the printed command on the device instead")
-    if args.measure is not None and args.input_size:
-        raise UsageError("--measure: edgebench.full measures a model at its own input size; "
-                         "leave out --input-size")
     gpu = targets.is_gpu(target)
     if args.trials > 0 and not args.rpc_tracker and (gpu or _cross(target)):
         if not (gpu and targets.device_for(target).exist and not _cross(target)):
@@ -105,21 +102,26 @@ def validate(args) -> dict:
             transfer.transfer_databases(here, args.transfer_from, auto=False)
         except ValueError as e:
             raise UsageError(str(e)) from None
-    from edgebench.models import ModelError, check_checkpoint, check_name, check_pretrained
-
-    try:
-        check_name(args.model)
-    except ModelError as e:
-        raise UsageError(f"--model: {e}") from None
-    try:
-        if args.weights == "pretrained":
-            check_pretrained(args.model)
-        elif args.weights not in ("auto", "random"):
-            check_checkpoint(args.weights, [args.model])
-    except ModelError as e:
-        raise UsageError(str(e)) from None
+    _check_model(args)
     return {"target": target, "target_name": tname, "batch_sizes": batch_sizes,
             "input_size": input_size}
+
+
+def _check_model(args) -> None:
+    """The model as edgebench.full checks it (its own checks: one message per mistake)."""
+    import argparse
+
+    from edgebench.cli_checks import check_models
+
+    ns = argparse.Namespace(models=[args.model], weights=args.weights, seed=args.seed,
+                            num_classes=args.num_classes, model_path=args.model_path,
+                            input_size=args.input_size, mean=None, std=None,
+                            interpolation=None, crop_pct=None)
+    try:
+        check_models(ns)
+    except UsageError as e:
+        msg = str(e).replace("--models", "--model")
+        raise UsageError(msg) from None
 
 
 def _check_paths(args) -> None:

@@ -60,7 +60,7 @@ class ImageList:
     def __len__(self) -> int:
         return len(self.paths)
 
-    def for_model(self, num_classes: int | None, where: str = "--data") -> tuple["ImageList", str]:
+    def for_model(self, num_classes: int | None, model: str = "") -> tuple["ImageList", str]:
         """The images with labels for a model of ``num_classes`` classes, and how they were
         mapped; DataError naming both counts where neither reading fits. ``None``: the model
         has no [batch, classes] output (its accuracy task is skipped; labels kept)."""
@@ -77,9 +77,9 @@ class ImageList:
                     f"{num_classes} class folders in sorted order (ImageFolder)")
         folders = (f" ({len(self.folder_classes)} class folders)"
                    if self.folder_classes and len(self.folder_classes) != self.n_classes else "")
-        raise DataError(f"{where} {self.root}: the data has {self.n_classes} classes{folders}, "
-                        f"the model {num_classes}: give data of the model's classes (or "
-                        "--labels FILE with the model's class order)")
+        raise DataError(f"--data {self.root}: the data has {self.n_classes} classes{folders}, "
+                        f"the model{' ' + model if model else ''} {num_classes}: give data of "
+                        "the model's classes (or --labels FILE with the model's class order)")
 
     def limit(self, n: int | None) -> "ImageList":
         """The first n images of a fixed, evenly spread selection (every k-th image), so a

@@ -73,7 +73,7 @@ class DeviceAgent:
     """Wrapped with ``ray.remote`` by the driver and placed on the device's node."""
 
     def __init__(self, device_id: str, run_id: str, settings: dict, resource: str,
-                 prior_records: list[dict], prior_models: dict):
+                 prior_records: list[dict], prior_models: dict, blobs: dict | None = None):
         self.removed_env = undo_ray_worker_env()
         from .. import runner, sysinfo
         from ..cell import RunSettings
@@ -84,9 +84,20 @@ class DeviceAgent:
         self.cache = cache.resolve()
         self.workdir = self.cache / "fleet" / run_id / device_id
         prof = settings["prof"]
+        self.ship_error = None
+        options = dict(settings["options"])
+        if settings.get("model_files"):      # models shipped by the driver, by content hash
+            from ..models import MODEL_ARGS, ModelError
+            from ..models.ship import unpack
+
+            try:
+                files = unpack(settings["model_files"], blobs or {}, self.cache / "shipped")
+                options[MODEL_ARGS] = {**(options.get(MODEL_ARGS) or {}), "files": files}
+            except (ModelError, OSError) as e:
+                self.ship_error = f"model files: {e}"
         run_settings = RunSettings(
             run_id=run_id, profile=settings["profile"], prof=prof, cache_dir=str(self.cache),
-            options=settings["options"], device=sysinfo.device(), device_id=device_id,
+            options=options, device=sysinfo.device(), device_id=device_id,
             parity_thresholds=settings["parity_thresholds"], env=settings.get("env") or {},
             memory_limit_mb=settings.get("cell_memory_limit"))
         self.session = runner.Session(
@@ -114,7 +125,7 @@ class DeviceAgent:
 
         from .. import sysinfo
         from ..data import DataError, resolve_source
-        from ..models import data_config
+        from ..models import ModelArgs, data_config
 
         self.removed_env += [k for k in undo_ray_worker_env() if k not in self.removed_env]
         session = self.session
@@ -125,6 +136,9 @@ class DeviceAgent:
                 "ray_version": ray.__version__, "python_executable": sys.executable,
                 "edgebench": _edgebench_version(),
                 "cache_dir": str(self.cache), "workdir": str(self.workdir), "setup_error": None}
+        if self.ship_error:
+            info["setup_error"] = self.ship_error
+            return info
         for v, path in session.pythons.items():
             if not os.access(path, os.X_OK):
                 info["setup_error"] = f"pythons: {v} = '{path}' is not an executable interpreter here"
@@ -143,8 +157,9 @@ class DeviceAgent:
                         "layout": self.images.layout, "n_images": len(self.images),
                         "license": self.images.license}
         t = time.perf_counter()
+        margs = ModelArgs.from_options(session.settings.options)
         info["variants"] = session.probe(
-            s["variants"], {m: tuple(data_config(m)["input_size"]) for m in s["models"]})
+            s["variants"], {m: tuple(data_config(m, margs)["input_size"]) for m in s["models"]})
         info["hello_timings"] = {"probe_s": round(time.perf_counter() - t, 3)}
         info["options"] = session.settings.options     # as the variants settled them here
         info["reference_parity"] = session.reference_computes_off_cpu()

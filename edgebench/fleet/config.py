@@ -18,6 +18,7 @@ import json
 import re
 from pathlib import Path
 
+from ..models.args import MODEL_ARGS
 from ..util import load_toml
 
 DEVICE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -25,7 +26,17 @@ DEVICE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # key -> (accepted types, what it means); the same keys are accepted at the top level
 # (defaults for every device) and in a [devices.<id>] table.
 SETTINGS: dict[str, tuple[tuple[type, ...], str]] = {
-    "models": ((list,), "timm model names (torchvision for squeezenet1_0/1_1)"),
+    "models": ((list,), "timm model names (torchvision for squeezenet1_0/1_1), factories "
+                        "package.module:function or ONNX files, as --models takes them; a "
+                        "factory's module or an ONNX file on the driver is shipped to the "
+                        "devices by content hash"),
+    "num_classes": ((int,), "a timm/torchvision head of N classes (as --num-classes)"),
+    "model_path": ((str,), "where factories are imported from, on the driver (as --model-path)"),
+    "input_size": ((str,), "CxHxW (as --input-size)"),
+    "mean": ((list,), "per-channel normalisation mean (as --mean)"),
+    "std": ((list,), "per-channel normalisation std (as --std)"),
+    "interpolation": ((str,), "resize interpolation (as --interpolation)"),
+    "crop_pct": ((int, float), "centre-crop fraction (as --crop-pct)"),
     "variants": ((list,), "runtime variants; default: every registered variant but the opt-in ones"),
     "tasks": ((list,), "tasks per model and variant; default: parity accuracy latency throughput"),
     "weights": ((str,), "auto | pretrained | random | PATH (a checkpoint on the device)"),
@@ -51,6 +62,9 @@ DEVICE_ONLY: dict[str, tuple[tuple[type, ...], str]] = {
     "description": ((str,), "free text, copied into run.json"),
 }
 MERGED = ("profile_settings", "options", "parity", "env", "pythons")   # dicts: deep-merged
+NUMBER_LISTS = {"mean", "std"}
+MODEL_KEYS = ("num_classes", "model_path", "input_size", "mean", "std", "interpolation",
+              "crop_pct")
 PARITY_KEYS = {"atol": "fp32_atol", "min_top1": "fp32_min_top1",
                "reduced_min_top1": "reduced_min_top1", "reduced_min_top5": "reduced_min_top5"}
 
@@ -72,6 +86,31 @@ class FleetConfig:
     raw: dict                 # the file as read (kept in run.json)
     source: str               # where it came from
     devices: dict[str, Device]
+    # The model files shipped to the agents (edgebench.models.ship): sha256 -> bytes. Not
+    # in run.json: each device's settings name them by hash (settings["model_files"]).
+    blobs: dict = dataclasses.field(default_factory=dict)
+
+
+def _models_of(s: dict, models: list, where: str, blobs: dict):
+    """The device's model options (as the CLI's) and the model files it is shipped, checked
+    here on the driver; their bytes go into ``blobs`` (sha256 -> bytes)."""
+    import argparse
+
+    from ..models import ModelError
+    from ..models.args import from_cli
+    from ..models.ship import pack
+
+    ns = argparse.Namespace(**{k: s.get(k) for k in MODEL_KEYS})
+    if ns.model_path is not None:
+        ns.model_path = str(Path(ns.model_path).expanduser())
+    try:
+        margs = from_cli(ns)
+        files, data = pack(models, margs.model_path)
+    except (ValueError, ModelError) as e:     # ModelError is a ValueError
+        raise ConfigError(f"{where}: {str(e).replace('--', '')}") from None
+    blobs.update(data)
+    # On the device, a shipped factory is imported from its copy, not the driver's folder.
+    return dataclasses.replace(margs, model_path=None), files
 
 
 def load(path: str | Path) -> dict:
@@ -106,7 +145,10 @@ def _check_keys(table: dict, where: str, allowed: dict) -> None:
             names = " or ".join("table" if t is dict else "list" if t is list else t.__name__
                                 for t in types)
             raise ConfigError(f"{where}: '{k}' must be a {names}, got {type(v).__name__}")
-        if isinstance(v, list) and not all(isinstance(x, str) for x in v):
+        if k in NUMBER_LISTS:
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+                raise ConfigError(f"{where}: '{k}' must be a list of numbers")
+        elif isinstance(v, list) and not all(isinstance(x, str) for x in v):
             raise ConfigError(f"{where}: '{k}' must be a list of strings")
 
 
@@ -148,6 +190,7 @@ def validate(raw: dict, source: str = "") -> FleetConfig:
     known_variants = converters.names()
     checked_models: set[str] = set()
     out: dict[str, Device] = {}
+    blobs: dict = {}
     for dev_id, table in devices.items():
         where = f"[devices.{dev_id}]"
         if not DEVICE_ID.match(str(dev_id)):
@@ -184,7 +227,9 @@ def validate(raw: dict, source: str = "") -> FleetConfig:
         prof = _merge(prof, over)
         if s.get("max_images"):
             prof["max_images"] = s["max_images"]
+        margs, model_files = _models_of(s, models, where, blobs)
         options = dict(option_defaults)
+        options[MODEL_ARGS] = margs.to_json()
         if "profile" in options:   # variants may scale their own costs by the profile
             options["profile"] = profile
         for k, v in (s.get("options") or {}).items():
@@ -212,6 +257,7 @@ def validate(raw: dict, source: str = "") -> FleetConfig:
             "options": options, "parity_thresholds": parity,
             "env": {str(k): str(v) for k, v in (s.get("env") or {}).items()},
             "pythons": pythons, "description": table.get("description", ""),
+            "model_files": model_files,
         }
         resource = table.get("resource") or f"device:{dev_id}"
         out[dev_id] = Device(dev_id, resource, settings, build(models, variants, tasks))
@@ -219,4 +265,4 @@ def validate(raw: dict, source: str = "") -> FleetConfig:
     dup = {r for r in resources if resources.count(r) > 1}
     if dup:
         raise ConfigError(f"two devices share the Ray resource {', '.join(sorted(dup))}")
-    return FleetConfig(raw=raw, source=source, devices=out)
+    return FleetConfig(raw=raw, source=source, devices=out, blobs=blobs)

@@ -196,7 +196,9 @@ class Driver:
         Agent = ray.remote(DeviceAgent)
         d.actor = Agent.options(num_cpus=0, resources={d.spec.resource: 1}, max_restarts=0,
                                 max_task_retries=0).remote(
-            d.id, self.run_id, d.spec.settings, d.spec.resource, prior, prior_models)
+            d.id, self.run_id, d.spec.settings, d.spec.resource, prior, prior_models,
+            {sha: self.fcfg.blobs[sha] for sha in
+             {f["sha256"] for f in (d.spec.settings.get("model_files") or {}).values()}})
         d.step, d.ref = ("ping", None), d.actor.ping.remote()
         d.t_call = time.monotonic()
         d.deadline = d.t_call + self.device_wait + PING_SLACK_S

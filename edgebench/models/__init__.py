@@ -76,8 +76,8 @@ def _onnx_facts(path: str, stamp: tuple, input_size: tuple | None) -> dict:
     return onnx_file.inspect(path, input_size)
 
 
-def onnx_facts(path: str, margs: ModelArgs) -> dict:
-    p = Path(path).expanduser()
+def onnx_facts(name: str, margs: ModelArgs) -> dict:
+    p = Path(margs.source(name)).expanduser()
     st = p.stat() if p.is_file() else None
     return _onnx_facts(str(p), (st.st_size, st.st_mtime_ns) if st else (), margs.input_size)
 
@@ -190,9 +190,10 @@ def describe(name: str, weights: str, margs: ModelArgs | None = None, run: bool 
         return info
     if kind == "onnx":
         facts = onnx_facts(name, margs)
-        sha = _sha256(str(Path(name).expanduser()))
-        outputs = onnx_file.try_run(name, facts) if run else facts["outputs"]
-        info.update(architecture=str(Path(name).expanduser().resolve()), onnx_sha256=sha,
+        path = str(Path(margs.source(name)).expanduser())
+        sha = _sha256(path)
+        outputs = onnx_file.try_run(path, facts) if run else facts["outputs"]
+        info.update(architecture=str(Path(path).resolve()), onnx_sha256=sha,
                     fingerprint=sha, static_batch=facts["static_batch"],
                     input_name=facts["input_name"], opset=facts["opset"],
                     reference="onnxruntime (FP32, CPU execution provider)",
@@ -200,15 +201,15 @@ def describe(name: str, weights: str, margs: ModelArgs | None = None, run: bool 
         info["outputs"] = [{"name": o["name"], "shape": ["batch", *o["shape"][1:]]} for o in outputs]
         info["num_classes"] = classes_of(outputs)
         return info
-    fp = factory.fingerprint(name, margs.model_path)
-    info.update(factory_sha256=fp, model_path=margs.model_path)
+    fp = factory.fingerprint(name, margs.import_path(name))
+    info.update(factory_sha256=fp, model_path=margs.import_path(name))
     if Path(weights).is_file():
         info["weights_sha256"] = _sha256(weights)
     info["fingerprint"] = fp + info.get("weights_sha256", "")
     if run:
         import torch
 
-        model = factory.build(name, margs.model_path, weights)
+        model = factory.build(name, margs.import_path(name), weights)
         try:
             with torch.no_grad():
                 out = model(torch.zeros(1, *size))
@@ -242,7 +243,8 @@ def make_spec(name: str, weights: str, options: dict | None = None, info: dict |
     if kind == "zoo":
         return ModelSpec(build=lambda: build_model(name, weights, margs.num_classes), **spec)
     if kind == "factory":
-        return ModelSpec(build=lambda: factory.build(name, margs.model_path, weights), **spec)
+        return ModelSpec(build=lambda: factory.build(name, margs.import_path(name), weights),
+                         **spec)
 
     def no_source():
         raise ModelError(f"{name} is an ONNX file: there is no PyTorch model to build")
@@ -254,7 +256,7 @@ def make_spec(name: str, weights: str, options: dict | None = None, info: dict |
 def canonical_onnx(name: str, info: dict, margs: ModelArgs, cache: Path) -> str:
     """Write (once) the canonical form of an ONNX model into ``cache``; returns its path."""
     facts = dict(onnx_facts(name, margs), sha256=info.get("onnx_sha256"))
-    return onnx_file.canonical(str(Path(name).expanduser()), facts, cache)
+    return onnx_file.canonical(str(Path(margs.source(name)).expanduser()), facts, cache)
 
 
 def info_json(info: dict) -> str:

@@ -29,6 +29,18 @@ class ModelArgs:
     std: tuple | None = None
     interpolation: str | None = None
     crop_pct: float | None = None
+    # Where a model named on --models lies on this machine when not at its name: a fleet
+    # agent's copy of an ONNX file (the file) or of a factory's module (the folder to import
+    # from), shipped by content hash (edgebench.models.ship). Name -> local path.
+    files: dict | None = None
+
+    def source(self, name: str) -> str:
+        """The local path of model ``name``'s file (an ONNX file: its name, unless shipped)."""
+        return (self.files or {}).get(name) or name
+
+    def import_path(self, name: str) -> str | None:
+        """The folder a factory is imported from: its shipped copy, else --model-path."""
+        return (self.files or {}).get(name) or self.model_path
 
     def given_preprocess(self) -> dict:
         """The preprocessing settings the user gave (timm's names), and only those."""

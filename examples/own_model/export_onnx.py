@@ -35,9 +35,10 @@ def main(argv=None) -> int:
     model.eval()
     x = torch.randn(2, *tiny_cnn.INPUT_SIZE)
     names = ["logits", "features"] if args.two_heads else ["logits"]
-    torch.onnx.export(model, (x,), args.out, dynamo=False, opset_version=18,
+    torch.onnx.export(model, (x,), args.out, dynamo=True, opset_version=18,
                       input_names=["image"], output_names=names,
-                      dynamic_axes={"image": {0: "n"}, **{n: {0: "n"} for n in names}})
+                      dynamic_shapes=({0: torch.export.Dim("n", min=1, max=4096)},),
+                      external_data=False, verbose=False)
     print(f"wrote {args.out}")
     return 0
 
