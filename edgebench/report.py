@@ -198,7 +198,9 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
         for r in (x for x in rows if x["model"] == model):
             eq = {True: "yes", False: "**NO**", None: "–"}[r["equivalent"]]
             rel = f" (rel {fmt(r['max_rel_diff'])})" if r.get("max_rel_diff") is not None else ""
-            par = (f"{r['parity_status']}: top-1 agree {fmt(r['top1_agreement'], 3)}, max abs diff {fmt(r['max_abs_diff'])}{rel}"
+            agree = (f"top-1 agree {fmt(r['top1_agreement'], 3)}" if r["top1_agreement"] is not None
+                     else "every output")       # not one [batch, classes] output: no arg-max
+            par = (f"{r['parity_status']}: {agree}, max abs diff {fmt(r['max_abs_diff'])}{rel}"
                    if r["max_abs_diff"] is not None else (r["parity_status"] or "–"))
             tab.append([r["variant"], *([r.get("power_mode") or "–"] if modes else []), eq, par,
                         fmt(r["top1"]), fmt(r["top5"]), fmt(r["latency_p50_ms"]),

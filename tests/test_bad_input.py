@@ -78,7 +78,7 @@ CASES = [
     ("full-labels-too-few-lines", F, ["--data", "{W}/flat", "--labels", "{W}/labels-short.txt"],
      "--labels {W}/labels-short.txt: 1 lines"),
     ("full-labels-for-a-foldered-layout", F, ["--labels", "{W}/labels-short.txt"],
-     "--labels {W}/labels-short.txt: only for a flat folder"),
+     "--labels {W}/labels-short.txt: for a flat folder of ILSVRC2012_val_"),
     ("full-out-is-a-file", F, ["--out", "{W}/afile.txt"], "--out {W}/afile.txt: exists and is not"),
     ("full-out-under-a-file", F, ["--out", "{W}/afile.txt/run"],
      "--out {W}/afile.txt/run: cannot create it"),

@@ -13,7 +13,7 @@ def test_the_reference_logits_are_keyed_by_what_computed_them(monkeypatch):
     import platform
 
     from edgebench.cell import Cell, ModelInputs, RunSettings
-    from edgebench.worker import reference_key
+    from edgebench.parity_cell import reference_key
 
     spec = make_spec(TINY, "random-seed-0")
     run = RunSettings(run_id="t", profile="quick", prof={}, cache_dir="", options={},

@@ -29,6 +29,14 @@ from .zoo import (BN_IMAGES, BN_RECALIBRATED, DEFAULT_SEED, IMAGENET_CLASSES,  #
                   recalibrate_batchnorm)
 from . import factory, onnx_file, zoo
 
+__all__ = ["BN_IMAGES", "BN_RECALIBRATED", "DEFAULT_SEED", "IMAGENET_CLASSES", "IMAGENET_DEFAULTS",
+           "KINDS", "MODEL_ARGS", "SEED_MODELS", "TORCHVISION_MODELS", "ModelArgs", "ModelError",
+           "build_model", "canonical_onnx", "check_checkpoint", "check_name", "check_pretrained",
+           "classes_of", "data_config", "describe", "factory", "from_cli", "kind_of",
+           "known_names", "make_spec", "onnx_file", "own_head", "preprocess_source",
+           "random_weights", "recalibrate_batchnorm", "resolve_weights", "slug", "source_of",
+           "zoo", "_hub_reachable", "_pretrained_cached"]
+
 KINDS = ("zoo", "factory", "onnx")
 
 
