@@ -4,8 +4,29 @@
 # Idempotent: running it again only installs what is missing.
 #   EDGEBENCH_EXTRAS   pip extras to install (default: cpu,fleet,dev; add jetson on a Jetson)
 #   EDGEBENCH_NO_APT=1 skip the optional apt packages (cross compiler for TVM Jetson export)
+#   EDGEBENCH_SETUP_ANY_ARCH=1  run on an aarch64 machine that is not a Jetson anyway
 set -euo pipefail
 cd "$(dirname "$0")"
+
+# On a Jetson this script would install PyPI's torch==2.14.1, a CUDA 13 server build that
+# JetPack 6's CUDA 12 cannot run (and would shadow NVIDIA's Jetson wheels): stop before
+# anything is installed and name the Jetson set-up. NV_TEGRA_RELEASE: read that file instead
+# of /etc/nv_tegra_release (the tests do, as jetson/setup-jetpack6.sh does).
+TEGRA_RELEASE=${NV_TEGRA_RELEASE:-/etc/nv_tegra_release}
+if [ "${EDGEBENCH_SETUP_ANY_ARCH:-0}" != "1" ]; then
+  arch=$(uname -m)
+  if [ -f "$TEGRA_RELEASE" ] || [ "$arch" = aarch64 ] || [ "$arch" = arm64 ]; then
+    what="an $arch machine"
+    if [ -f "$TEGRA_RELEASE" ]; then
+      what="an NVIDIA Jetson ($TEGRA_RELEASE: $(head -n 1 "$TEGRA_RELEASE" | cut -c1-60))"
+    fi
+    echo "setup.sh: this is $what; this script installs x86/server wheels (PyPI torch is a" \
+         "CUDA 13 build that JetPack's CUDA cannot run). Nothing was installed. On a Jetson run:" \
+         "bash jetson/setup-jetpack6.sh (jetson/README.md). On another aarch64 machine:" \
+         "EDGEBENCH_SETUP_ANY_ARCH=1 ./setup.sh" >&2
+    exit 2
+  fi
+fi
 PY=${PYTHON:-python3}
 EXTRAS=${EDGEBENCH_EXTRAS:-cpu,fleet,dev}
 

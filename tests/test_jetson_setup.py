@@ -360,3 +360,42 @@ def test_post_releases_of_the_same_tvm_are_the_same_runtime(monkeypatch, version
     monkeypatch.setattr(tvm, "__version__", "0.27.0.post1")
     why = export.tvm_version_mismatch({"tvm": version})
     assert (why == "") is same, why
+
+
+# ----------------------------------------------------------------------------- setup.sh on a board
+
+def _root_setup(tmp_path: Path, arch: str, release: Path | None, **env) -> subprocess.CompletedProcess:
+    """The repository's ./setup.sh, copied to an empty folder (it works where it lies), with a
+    uname stand-in for the machine and a python3 stand-in that stops it (exit 97) at its first
+    step: creating the venv."""
+    work = tmp_path / "checkout"
+    work.mkdir()
+    shutil.copy(REPO / "setup.sh", work / "setup.sh")
+    bin_dir = tmp_path / "standins"
+    bin_dir.mkdir()
+    for name, body in {"uname": f'[ "${{1:-}}" = -m ] && echo {arch} && exit 0\nexec /bin/uname "$@"\n',
+                       "python3": "echo \"python3 $*\" >> \"$HOME/python3.log\"\nexit 97\n"}.items():
+        (bin_dir / name).write_text("#!/usr/bin/env bash\n" + body, encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    e = {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(tmp_path),
+         "NV_TEGRA_RELEASE": str(release or tmp_path / "no-such-release"), **env}
+    return subprocess.run([BASH, str(work / "setup.sh")], cwd=work, env=e, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.parametrize("arch, release", [("aarch64", "nv_tegra_release.r36.4.3"),
+                                           ("aarch64", None), ("x86_64", "nv_tegra_release.r36.3.0")])
+def test_setup_sh_on_a_jetson_or_aarch64_stops_before_installing_anything(tmp_path, arch, release):
+    r = _root_setup(tmp_path, arch, FIXTURES / release if release else None)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "bash jetson/setup-jetpack6.sh" in r.stderr and "Nothing was installed" in r.stderr
+    assert ("NVIDIA Jetson" in r.stderr) == (release is not None)
+    assert not (tmp_path / "python3.log").exists(), "setup.sh ran python3 before stopping"
+    assert not (tmp_path / "checkout" / ".venv").exists()
+
+
+@pytest.mark.parametrize("arch, env", [("x86_64", {}), ("aarch64", {"EDGEBENCH_SETUP_ANY_ARCH": "1"})])
+def test_setup_sh_on_x86_goes_on_and_aarch64_may_be_forced(tmp_path, arch, env):
+    r = _root_setup(tmp_path, arch, None, **env)
+    assert r.returncode == 97, r.stdout + r.stderr            # stopped by python3's stand-in
+    assert "[setup] creating .venv" in r.stdout
