@@ -362,3 +362,46 @@ def _script(path: Path, args: list[str]):
 
     return subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True,
                           timeout=600, cwd=REPO, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+
+
+@pytest.mark.slow
+def test_a_fleet_run_ships_the_onnx_file_and_the_factory_by_hash(tmp_path):
+    """A fleet config naming an ONNX file and a factory that exist on the driver only: the
+    agent (here a local one-node cluster) runs them from its copies under
+    cache_dir/shipped/<sha256>/, under the names the config gave them."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'edgebench[fleet]')")
+    import os
+
+    (tmp_path / "driver").mkdir()
+    onnx_path = _onnx_classifier(tmp_path / "driver" / "clf.onnx", classes=5)
+    (tmp_path / "driver" / "myfac.py").write_text(
+        "import torch\ndef build():\n    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), "
+        "torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 5))\n",
+        encoding="utf-8")
+    cache = tmp_path / "device-cache"
+    cfg = tmp_path / "fleet.toml"
+    cfg.write_text(f"""
+models = ["{onnx_path}", "myfac:build"]
+model_path = "{tmp_path / 'driver'}"
+input_size = "3x32x32"
+variants = ["onnxruntime"]
+tasks = ["parity", "latency"]
+profile = "smoke"
+data = "{_folder(tmp_path / 'photos', per_class=1)}"
+cache_dir = "{cache}"
+[devices.here]
+""", encoding="utf-8")
+    out = tmp_path / "run"
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    proc = run_cli("edgebench.fleet", "--config", str(cfg), "--local-device", "here",
+                   "--device-wait", "0", "--out", str(out), env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    recs = assert_records_valid(out)
+    assert {r["model"] for r in recs} == {str(onnx_path), "myfac:build"}
+    assert all(r["status"] == "ok" for r in recs), [(r["model"], r["task"], r["reason"]) for r in recs]
+    sha = hashlib.sha256(onnx_path.read_bytes()).hexdigest()
+    onnx_rec = next(r for r in recs if r["model"] == str(onnx_path))
+    assert onnx_rec["model_info"]["architecture"] == str(cache / "shipped" / sha / "clf.onnx")
+    fac = next(r for r in recs if r["model"] == "myfac:build")["model_info"]
+    fsha = hashlib.sha256((tmp_path / "driver" / "myfac.py").read_bytes()).hexdigest()
+    assert fac["model_path"] == str(cache / "shipped" / fsha) and fac["num_classes"] == 5
