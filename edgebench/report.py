@@ -19,6 +19,7 @@ from .report_format import (
     summary_rows,
     write_csv,
 )
+from .report_decision import decision_lines, label, pareto_plot
 from .report_notes import model_line, row_label, memory_notes, tuned_batch_notes, warning_lines
 from .util import atomic_write_text
 
@@ -184,6 +185,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
     skipped = [f"{v}: {p['reason']}" for v, p in vs.items() if not p.get("ok")]
     if skipped:
         lines.append("- Variants that cannot run here: " + "; ".join(skipped))
+    lines += [""] + decision_lines(rows, records, comparable=not smoke)
     warn = warning_lines(records, meta)
     if warn:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in warn]
@@ -202,7 +204,8 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
                      else "every output")       # not one [batch, classes] output: no arg-max
             par = (f"{r['parity_status']}: {agree}, max abs diff {fmt(r['max_abs_diff'])}{rel}"
                    if r["max_abs_diff"] is not None else (r["parity_status"] or "–"))
-            tab.append([r["variant"], *([r.get("power_mode") or "–"] if modes else []), eq, par,
+            tab.append([label(records, model, r["variant"]),
+                        *([r.get("power_mode") or "–"] if modes else []), eq, par,
                         fmt(r["top1"]), fmt(r["top5"]), fmt(r["latency_p50_ms"]),
                         fmt(r["latency_p99_ms"]), fmt(r["speedup_p50_vs_pytorch"]), fmt(r["cold_start_ms"], 1),
                         (f"{fmt(r['max_samples_per_s'], 1)} @ {r['best_batch']}" if r["best_batch"] else "–"),
@@ -250,6 +253,11 @@ def write_all(out: Path, records: list[dict], meta: dict) -> list[str]:
     except Exception as e:  # noqa: BLE001 - a plotting problem must not lose the report
         made = []
         meta.setdefault("report_warnings", []).append(f"plots failed: {e}")
+    try:
+        if pareto_plot(out / "plots" / "pareto.png", rows, records):
+            made.append("pareto.png")
+    except Exception as e:  # noqa: BLE001 - a plotting problem must not lose the report
+        meta.setdefault("report_warnings", []).append(f"pareto plot failed: {e}")
     try:
         made += [p.name for p in report_powermodes.plot(records, out / "plots")]
     except Exception as e:  # noqa: BLE001 - a plotting problem must not lose the report

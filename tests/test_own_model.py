@@ -405,3 +405,20 @@ cache_dir = "{cache}"
     fac = next(r for r in recs if r["model"] == "myfac:build")["model_info"]
     fsha = hashlib.sha256((tmp_path / "driver" / "myfac.py").read_bytes()).hexdigest()
     assert fac["model_path"] == str(cache / "shipped" / fsha) and fac["num_classes"] == 5
+
+
+def test_given_preprocessing_overrides_and_is_said_in_the_record():
+    from edgebench.models import data_config, preprocess_source
+    from edgebench.models.args import ModelArgs
+
+    margs = ModelArgs(input_size=(3, 96, 128), mean=(0.5, 0.5, 0.5), std=(0.25, 0.25, 0.25),
+                      interpolation="bilinear", crop_pct=1.0)
+    cfg = data_config("tiny_cnn:build", margs)
+    assert (cfg["input_size"], cfg["mean"], cfg["std"], cfg["interpolation"], cfg["crop_pct"]) \
+        == ((3, 96, 128), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25), "bilinear", 1.0)
+    said = preprocess_source("tiny_cnn:build", margs)
+    assert said.startswith("given (--input-size, --mean, --std, --interpolation, --crop-pct)")
+    assert "ImageNet's defaults" in preprocess_source("tiny_cnn:build", ModelArgs())
+    # a timm model keeps its own config for what is not given
+    cfg = data_config(TINY, ModelArgs(mean=(0.5, 0.5, 0.5)))
+    assert cfg["mean"] == (0.5, 0.5, 0.5) and tuple(cfg["input_size"]) == (3, 160, 160)
