@@ -1,0 +1,73 @@
+"""Every link in the user docs leads somewhere: a relative path that exists, and an anchor
+(``file.md#section`` or ``#section``) that is one of the target's headings, slugged as GitHub
+slugs them. Web links are not fetched (no network here)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from testlib import REPO
+
+DOCS = [REPO / "README.md", REPO / "jetson" / "README.md", REPO / "datasets" / "README.md",
+        *sorted((REPO / "docs").glob("*.md"))]
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"```.*?```", re.S)
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"`|\*\*?|_(?=\w)", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(md: Path) -> set[str]:
+    text = FENCE.sub("", md.read_text(encoding="utf-8"))
+    seen: dict[str, int] = {}
+    out = set()
+    for h in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.M):
+        s = slug(h)
+        n = seen.get(s, 0)
+        out.add(s if n == 0 else f"{s}-{n}")
+        seen[s] = n + 1
+    return out
+
+
+def links(md: Path) -> list[str]:
+    return [t for t in LINK.findall(FENCE.sub("", md.read_text(encoding="utf-8")))
+            if not re.match(r"^[a-z][a-z+.-]*:", t)]        # http:, https:, mailto: ...
+
+
+def test_slugs_are_githubs():
+    assert slug("Emulated AGX Orin (no board needed)") == "emulated-agx-orin-no-board-needed"
+    assert slug("`edgebench tune`: options") == "edgebench-tune-options"
+
+
+def broken(doc: Path) -> list[str]:
+    bad = []
+    for target in links(doc):
+        path, _, anchor = target.partition("#")
+        dest = (doc.parent / path).resolve() if path else doc
+        if not dest.exists():
+            bad.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            bad.append(f"{target}: no heading with anchor #{anchor} in {dest.name}")
+    return bad
+
+
+def test_a_missing_file_or_anchor_is_found(tmp_path):
+    (tmp_path / "b.md").write_text("# Real part\n", encoding="utf-8")
+    doc = tmp_path / "a.md"
+    doc.write_text("## Here\n[ok](b.md#real-part) [ok](#here) [web](https://x.org/y) "
+                   "[gone](c.md) [bad](b.md#no-part) [bad](#nowhere)\n"
+                   "```\n[not a link](in/code.md)\n```\n", encoding="utf-8")
+    assert broken(doc) == ["c.md: no such file", "b.md#no-part: no heading with anchor "
+                           "#no-part in b.md", "#nowhere: no heading with anchor #nowhere in a.md"]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_link_leads_somewhere(doc):
+    bad = broken(doc)
+    assert not bad, f"{doc.relative_to(REPO)}:\n  " + "\n  ".join(bad)
