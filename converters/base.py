@@ -190,6 +190,9 @@ class Converter:
     # a model handed over as an ONNX file. False: it needs the PyTorch module (an ONNX file's
     # cells are skipped with that reason).
     starts_from_onnx: bool = False
+    # True for the one variant whose ``reference_predictor`` computes an ONNX file's reference
+    # outputs (FP32 on the CPU): there is no PyTorch module to be the reference.
+    onnx_reference: bool = False
 
     def available(self, options: dict | None = None) -> Availability:
         """Can this variant run on this machine (probe for real; never assume)?"""

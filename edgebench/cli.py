@@ -28,7 +28,7 @@ from .errors import (EXIT_INTERRUPTED, EXIT_USAGE, ArgumentParser,
                      run_command)
 from .metrics import PARITY_DEFAULTS
 from .models import SEED_MODELS
-from .models.args import INTERPOLATIONS
+from .models.args import add_options as add_model_options
 from .plan import ALL_TASKS, TASKS
 from .profiles import PROFILES
 from .util import REPO_ROOT, atomic_write_json
@@ -139,26 +139,7 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
                         f"{PARITY_DEFAULTS['int8_min_cosine']:g})")
     own = p.add_argument_group(
         "your own model (a fine-tuned head, a factory, an ONNX file: docs in the README)")
-    own.add_argument("--num-classes", type=int, default=None, metavar="N",
-                     help="timm/torchvision architectures: a head of N classes (your "
-                          "fine-tuned checkpoint's, with --weights PATH). Default: ImageNet's 1000")
-    own.add_argument("--model-path", default=None, metavar="DIR",
-                     help="where package.module:function factories are imported from "
-                          "(default: the working directory)")
-    own.add_argument("--input-size", default=None, metavar="CxHxW",
-                     help="input size, e.g. 3x224x224. Default: the timm model's own; a "
-                          "factory's or an ONNX file's dynamic dimensions: 3x224x224")
-    own.add_argument("--mean", type=float, nargs="+", default=None, metavar="M",
-                     help="per-channel normalisation mean (0-1 scale). Default: the timm "
-                          "model's own, else ImageNet's 0.485 0.456 0.406")
-    own.add_argument("--std", type=float, nargs="+", default=None, metavar="S",
-                     help="per-channel normalisation std. Default: the timm model's own, "
-                          "else ImageNet's 0.229 0.224 0.225")
-    own.add_argument("--interpolation", default=None, choices=INTERPOLATIONS,
-                     help="resize interpolation. Default: the timm model's own, else bicubic")
-    own.add_argument("--crop-pct", type=float, default=None, metavar="F",
-                     help="centre-crop fraction (resize to size/F, crop size). Default: the "
-                          "timm model's own, else 0.875")
+    add_model_options(own)
     m = p.add_argument_group("MLPerf scenarios (--tasks singlestream multistream offline)")
     m.add_argument("--mlperf-offline-batch", type=int, default=None, metavar="N",
                    help="Offline: run LoadGen's query in batches of N. Default: the variant's "

@@ -59,6 +59,24 @@ def latency_plot(path: Path, records: list[dict]) -> bool:
     return True
 
 
+def panels(plt, n: int, width: float = 4.2, height: float = 3.4):
+    """A figure of ``n`` panels, three to a row: (figure, the panels' axes)."""
+    cols = min(3, n)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    return fig, list(axes.flat)
+
+
+def save_panels(fig, axes: list, n: int, title: str, path: Path, fontsize=None) -> None:
+    """Blank the panels past the ``n`` used, title the figure, write it and close it."""
+    for ax in axes[n:]:
+        ax.axis("off")
+    fig.suptitle(title, fontsize=fontsize)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    _mpl().close(fig)
+
+
 def _by_batch_plot(path: Path, records: list[dict], key: str, ylabel: str, title: str) -> bool:
     recs = [r for r in _ok(records, "throughput")
             if any(b.get(key) is not None for b in r.get("by_batch") or [])]
@@ -66,10 +84,8 @@ def _by_batch_plot(path: Path, records: list[dict], key: str, ylabel: str, title
         return False
     plt = _mpl()
     models = list(dict.fromkeys(r["model"] for r in recs))
-    cols = min(3, len(models))
-    rows = (len(models) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
-    for ax, m in zip(axes.flat, models):
+    fig, axes = panels(plt, len(models))
+    for ax, m in zip(axes, models):
         for r in (r for r in recs if r["model"] == m):
             pts = [(b["batch_size"], b.get(key)) for b in r["by_batch"] if b.get(key) is not None]
             if pts:
@@ -79,12 +95,7 @@ def _by_batch_plot(path: Path, records: list[dict], key: str, ylabel: str, title
         ax.set_xlabel("batch size")
         ax.set_ylabel(ylabel, fontsize=8)
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(models):]:
-        ax.axis("off")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_panels(fig, axes, len(models), title, path)
     return True
 
 

@@ -19,7 +19,7 @@ from .report_format import (
     summary_rows,
     write_csv,
 )
-from .report_decision import decision_lines, label, pareto_plot
+from .report_decision import decision_lines, label, pareto_plot, untuned
 from .report_notes import model_line, row_label, memory_notes, tuned_batch_notes, warning_lines
 from .util import atomic_write_text
 
@@ -191,6 +191,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in warn]
     lines += ["", "## Results", ""]
     modes = has_power_modes(rows)     # a --power-modes run: a row per variant x power mode
+    bare = untuned(records)           # TVM builds without a tuning database
     for model in dict.fromkeys(r["model"] for r in rows):
         lines += [f"### {model}", ""]
         about = model_line((meta.get("models", {}).get(model) or {}).get("model_info"))
@@ -204,7 +205,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
                      else "every output")       # not one [batch, classes] output: no arg-max
             par = (f"{r['parity_status']}: {agree}, max abs diff {fmt(r['max_abs_diff'])}{rel}"
                    if r["max_abs_diff"] is not None else (r["parity_status"] or "–"))
-            tab.append([label(records, model, r["variant"]),
+            tab.append([label(bare, model, r["variant"]),
                         *([r.get("power_mode") or "–"] if modes else []), eq, par,
                         fmt(r["top1"]), fmt(r["top5"]), fmt(r["latency_p50_ms"]),
                         fmt(r["latency_p99_ms"]), fmt(r["speedup_p50_vs_pytorch"]), fmt(r["cold_start_ms"], 1),

@@ -13,19 +13,19 @@ from pathlib import Path
 from .report_format import OK_STATUSES, fmt, latest_cells
 
 
-def untuned(records: list[dict], model: str, variant: str) -> bool:
-    """Whether the variant's cells ran a compiler-tuned runtime without its tuning (a TVM
-    build with no database: ``variant_meta.tuning.note``)."""
+def untuned(records: list[dict]) -> set[tuple[str, str]]:
+    """(model, variant) pairs whose cells ran a compiler-tuned runtime without its tuning (a
+    TVM build with no database: ``variant_meta.tuning.note``); computed once per report."""
+    out = set()
     for r in latest_cells(records).values():
-        if r["model"] == model and r["variant"] == variant:
-            note = ((r.get("variant_meta") or {}).get("tuning") or {}).get("note") or ""
-            if "no tuning database" in note:
-                return True
-    return False
+        note = ((r.get("variant_meta") or {}).get("tuning") or {}).get("note") or ""
+        if "no tuning database" in note:
+            out.add((r["model"], r["variant"]))
+    return out
 
 
-def label(records: list[dict], model: str, variant: str) -> str:
-    return variant + (" (untuned)" if untuned(records, model, variant) else "")
+def label(untuned_pairs: set, model: str, variant: str) -> str:
+    return variant + (" (untuned)" if (model, variant) in untuned_pairs else "")
 
 
 def _passed(row: dict) -> bool:
@@ -57,17 +57,17 @@ def _short(reasons: str, limit: int = 110) -> str:
 
 def decision_lines(rows: list[dict], records: list[dict], comparable: bool = True) -> list[str]:
     """The '## Which runtime to ship' section (empty where no row has a latency)."""
-    out = []
+    out, bare = [], untuned(records)
     for model in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == model and not r.get("power_mode")]
         ranked = sorted((r for r in mine if _passed(r)), key=lambda r: r["latency_p50_ms"])
         if ranked:
             best = ranked[0]
-            line = (f"- **{model}: {label(records, model, best['variant'])}**: "
+            line = (f"- **{model}: {label(bare, model, best['variant'])}**: "
                     f"{_figures(best)}")
             if len(ranked) > 1:
                 nxt = ranked[1]
-                line += (f". Runner-up: {label(records, model, nxt['variant'])}, p50 "
+                line += (f". Runner-up: {label(bare, model, nxt['variant'])}, p50 "
                          f"{fmt(nxt['latency_p50_ms'], 3)} ms "
                          f"({nxt['latency_p50_ms'] / best['latency_p50_ms']:.2f}x the first's)")
             out.append(line + ".")
@@ -76,7 +76,7 @@ def decision_lines(rows: list[dict], records: list[dict], comparable: bool = Tru
         failed = [r for r in mine if r["equivalent"] is False]
         if failed:
             out.append("  - failed parity (its figures come from a different model): " + "; ".join(
-                f"{label(records, model, r['variant'])}" for r in failed))
+                f"{label(bare, model, r['variant'])}" for r in failed))
         gone = [r for r in mine if r not in ranked and r not in failed and r["reasons"]]
         if gone:
             out.append("  - did not run or measure: " + "; ".join(
@@ -104,17 +104,16 @@ def pareto_plot(path: Path, rows: list[dict], records: list[dict]) -> bool:
     ok = [r for r in ok if r.get(key) is not None]
     if not ok:
         return False
-    from .plots import _mpl
-
-    plt = _mpl()
-    models = list(dict.fromkeys(r["model"] for r in ok))
-    cols = min(3, len(models))
-    nrows = (len(models) + cols - 1) // cols
-    fig, axes = plt.subplots(nrows, cols, figsize=(max(6.5, 4.4 * cols), 3.8 * nrows),
-                             squeeze=False)
     from matplotlib.ticker import NullFormatter
-    for ax, m in zip(axes.flat, models):
-        pts = sorted(((r["latency_p50_ms"], r[key], label(records, m, r["variant"]))
+
+    from .plots import _mpl, panels, save_panels
+
+    models = list(dict.fromkeys(r["model"] for r in ok))
+    # one panel alone is drawn wider: its title and labels need the room
+    fig, axes = panels(_mpl(), len(models), 6.5 if len(models) == 1 else 4.4, 3.8)
+    bare = untuned(records)
+    for ax, m in zip(axes, models):
+        pts = sorted(((r["latency_p50_ms"], r[key], label(bare, m, r["variant"]))
                       for r in ok if r["model"] == m))
         front, best_y = [], float("inf")
         for x, y, name in pts:                       # sorted by latency: lower y each step
@@ -132,11 +131,6 @@ def pareto_plot(path: Path, rows: list[dict], records: list[dict]) -> bool:
         ax.set_title(m if len(m) < 40 else "..." + m[-37:], fontsize=9)
         ax.set_xlabel("batch-1 latency p50, ms")
         ax.set_ylabel(ylabel, fontsize=8)
-    for ax in list(axes.flat)[len(models):]:
-        ax.axis("off")
-    fig.suptitle("Latency against " + ("energy" if energy else "memory")
-                 + " (variants that passed parity)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_panels(fig, axes, len(models), "Latency against " + ("energy" if energy else "memory")
+                + " (variants that passed parity)", path, fontsize=10)
     return True

@@ -87,10 +87,12 @@ def probe(request: dict, out: Path) -> None:
 
 
 def _needs_source(model: str):
+    import converters
     from converters.base import Availability
 
     return Availability.no(f"needs the source model, and {model} is an ONNX file: the variants "
-                           "that start from ONNX (onnxruntime*, tensorrt*, tvm) run it")
+                           f"that start from ONNX ({', '.join(converters.onnx_file_variants())}) "
+                           "run it")
 
 
 DRIFT_IMAGES = 2      # every intermediate tensor of two models is held: keep it small

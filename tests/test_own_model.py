@@ -336,7 +336,7 @@ def test_the_example_end_to_end_factory_onnx_and_timm_head(tmp_path):
     for v in ("pytorch", "pytorch-compile", "jax"):
         assert "needs the source model" in by[(str(onnx2), v, "latency")]["reason"]
     report = (out / "report.md").read_text(encoding="utf-8")
-    assert "parity reference: onnxruntime (FP32, CPU execution provider)" in report
+    assert "parity reference: onnxruntime (FP32, CPU)" in report
     # a timm architecture with a 5-class head, its checkpoint trained on the same folder
     r18 = tmp_path / "r18.pt"
     proc = _script(EXAMPLE / "train.py", ["--data", str(data), "--out", str(r18), "--arch",
@@ -422,3 +422,15 @@ def test_given_preprocessing_overrides_and_is_said_in_the_record():
     # a timm model keeps its own config for what is not given
     cfg = data_config(TINY, ModelArgs(mean=(0.5, 0.5, 0.5)))
     assert cfg["mean"] == (0.5, 0.5, 0.5) and tuple(cfg["input_size"]) == (3, 160, 160)
+
+
+def test_the_registry_names_who_runs_an_onnx_file_and_who_judges_it():
+    """No backend name in the core: the variants say whether they start from ONNX and which
+    one is an ONNX file's parity reference (exactly one)."""
+    import converters
+
+    runs = set(converters.onnx_file_variants())
+    assert {"onnxruntime", "onnxruntime-int8", "tvm", "tensorrt-fp16"} <= runs
+    assert not runs & {"pytorch", "pytorch-compile", "pytorch-aot", "jax"}
+    assert [n for n in converters.names() if converters.get(n).onnx_reference] == ["onnxruntime"]
+    assert converters.onnx_reference() == "onnxruntime"

@@ -68,6 +68,7 @@ __all__ = ["CALIB_METHODS", "CPU_EP", "CUDA_EP", "DISABLE_CPU_FALLBACK", "GPU_EP
 class OnnxRuntimeConverter(Converter):
     name = "onnxruntime"
     starts_from_onnx = True
+    onnx_reference = True          # its CPU provider in FP32 (reference_predictor)
     precision = "fp32"
     description = "ONNX Runtime (export via torch.onnx; CPU, CUDA or TensorRT execution provider)"
     cli_options = (
@@ -201,6 +202,7 @@ class OnnxRuntimeTensorRT(OnnxRuntimeConverter):
     Its engines and timing cache live under the run's cache dir (``trt_cache_dirs``)."""
 
     name = "onnxruntime-trt-fp16"
+    onnx_reference = False
     precision = "fp16"
     description = ("ONNX Runtime, TensorRT execution provider in FP16 (CUDA EP for the nodes "
                    "TensorRT does not take; engine and timing caches)")
@@ -250,6 +252,7 @@ class OnnxRuntimeInt8(OnnxRuntimeConverter):
     instructions on aarch64)."""
 
     name = "onnxruntime-int8"
+    onnx_reference = False
     precision = "int8"
     description = ("ONNX Runtime INT8 on the CPU: the calibrated QDQ model (symmetric INT8, "
                    "per-channel weights) made from the ONNX export")

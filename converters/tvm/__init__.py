@@ -62,6 +62,7 @@ Layout of this package (one job per module):
   cli.py           the ``tune`` command (``python -m edgebench.tune``, via ``commands``)
   cli_help.py      that command's ``--help`` text beyond the options
   cli_checks.py    what can be wrong with the tune command's input (exit 2 before any work)
+  cli_measure.py   that command's last step: the edgebench.full command measuring the result
   progress.py      that command's progress display
 
 Importing this package imports neither tvm nor torch: the registry lists every variant.

@@ -17,24 +17,22 @@ command again to resume).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 from edgebench.errors import ArgumentParser, UsageError
+from edgebench.models.args import add_options as add_model_options
 from edgebench.util import atomic_write_text
 
 from . import (concat_split, database, design_space, export, input_transpose, machine_speed,
                pad_channels, passes, recipes, runner, scheduler, targets, tuning, winograd)
-from .cli_checks import _cross, validate
+from .cli_checks import validate
 from .cli_help import EPILOG
+from .cli_measure import CACHE_DIR, measure, measure_command  # noqa: F401 - public here
 from .errors import ExportError, RpcError, TvmError
 from .progress import Progress
 
-CACHE_DIR = "results/cache"
 
 NAME = "edgebench tune"     # the command in its error messages ("edgebench tune: error: ...")
 
@@ -49,11 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True,
                    help="the model, as edgebench.full --models takes it: a timm/torchvision "
                         "name, package.module:function (your factory) or path/to/model.onnx")
-    p.add_argument("--num-classes", type=int, default=None, metavar="N",
-                   help="a timm/torchvision architecture with a head of N classes (with "
-                        "--weights PATH, your checkpoint)")
-    p.add_argument("--model-path", default=None, metavar="DIR",
-                   help="where a factory is imported from (default: the working directory)")
+    add_model_options(p, preprocess=False)     # --num-classes, --model-path
     p.add_argument("--target", default="host",
                    help="host | jetson-agx-orin | jetson-agx-orin-cpu | a TVM tag | a JSON "
                         "target (default: host)")
@@ -191,27 +185,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def model_args(args, input_size):
-    """The model options as edgebench.full takes them (``edgebench.models.ModelArgs``)."""
+def _load_model(args, input_size):
     import os
 
-    from edgebench.models import ModelArgs
+    from edgebench.models import ModelArgs, spec_for_command
 
-    return ModelArgs(num_classes=args.num_classes,
-                     model_path=os.path.abspath(args.model_path or os.getcwd()),
-                     input_size=tuple(input_size) if input_size else None)
-
-
-def _load_model(args, input_size):
-    from edgebench.models import MODEL_ARGS, canonical_onnx, describe, make_spec, resolve_weights
-
-    margs = model_args(args, input_size)
-    weights, note = resolve_weights(args.model, args.weights, args.seed, margs)
-    info = describe(args.model, weights, margs, run=False)
-    if info["kind"] == "onnx":        # the form every variant reads, in the cache
-        info["onnx_canonical"] = canonical_onnx(args.model, info, margs, Path(args.cache_dir))
-    spec = make_spec(args.model, weights, {MODEL_ARGS: margs.to_json()}, info=info)
-    return spec, note
+    margs = ModelArgs(num_classes=args.num_classes,
+                      model_path=os.path.abspath(args.model_path or os.getcwd()),
+                      input_size=tuple(input_size) if input_size else None)
+    return spec_for_command(args.model, args.weights, args.seed, margs, Path(args.cache_dir))
 
 
 def run(args, parsed) -> dict:
@@ -327,50 +309,6 @@ def _prefetch(args, spec, model, target, db_dir, lowering: dict) -> dict:
           f"{res['seconds']} s ({res['weights_mib']} MiB of weights, {res['llc_mib']} MiB "
           f"last-level cache, {rule}): {path}", file=sys.stderr, flush=True)
     return {k: v for k, v in res.items() if k != "per_kernel"}
-
-
-def measure_command(args, parsed, model: str, db_dir, out_dir: str | None = None) -> list:
-    """The ``edgebench.full`` command that measures what this run tuned (or exported): TVM
-    and ONNX Runtime, parity and latency, recorded in a run directory (``out_dir``)."""
-    cmd = ["python", "-m", "edgebench.full", "--models", model,
-           "--variants", "tvm", "onnxruntime", "--tasks", "parity", "latency"]
-    if args.weights != "auto":
-        cmd += ["--weights", args.weights]
-    if args.seed:
-        cmd += ["--seed", str(args.seed)]
-    for flag, value in (("--num-classes", args.num_classes), ("--model-path", args.model_path),
-                        ("--input-size", args.input_size)):
-        if value is not None:
-            cmd += [flag, str(value)]
-    if args.export:
-        cmd += ["--tvm-artifact", str(args.export)]
-    else:
-        cmd += ["--tuning-dir", str(args.tuning_dir)]
-        if parsed["target_name"] != "host":
-            cmd += ["--tvm-target", args.target]
-        if not database.database_exists(db_dir):
-            cmd.append("--tvm-untuned")     # else the quick profile skips untuned TVM
-    if args.cache_dir != CACHE_DIR:
-        cmd += ["--cache-dir", str(args.cache_dir)]
-    if out_dir:
-        cmd += ["--out", out_dir]
-    return cmd
-
-
-def measure(args, parsed, spec, db_dir) -> dict:
-    """Print (and with --measure run) the command that measures the result."""
-    out_dir = args.measure or (
-        None if args.measure is None
-        else f"results/run-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}")
-    cmd = measure_command(args, parsed, spec.name, db_dir, out_dir)
-    out = {"command": shlex.join(cmd)}
-    where = "on the device" if _cross(parsed["target"]) else "here"
-    print(f"measure it ({where}): {out['command']}", file=sys.stderr, flush=True)
-    if out_dir is not None:
-        proc = subprocess.run([sys.executable, *cmd[1:]], check=False)
-        out.update(out_dir=out_dir, returncode=proc.returncode,
-                   results=str(Path(out_dir) / "results.jsonl"))
-    return out
 
 
 def main(argv=None) -> int:

@@ -18,7 +18,6 @@ Weights policy (``--weights``), per kind: see ``zoo`` (auto, pretrained, random,
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 
 from .args import IMAGENET_DEFAULTS, MODEL_ARGS, ModelArgs, from_cli  # noqa: F401
@@ -35,6 +34,7 @@ __all__ = ["BN_IMAGES", "BN_RECALIBRATED", "DEFAULT_SEED", "IMAGENET_CLASSES", "
            "classes_of", "data_config", "describe", "factory", "from_cli", "kind_of",
            "known_names", "make_spec", "onnx_file", "own_head", "preprocess_source",
            "random_weights", "recalibrate_batchnorm", "resolve_weights", "slug", "source_of",
+           "spec_for_command",
            "zoo", "_hub_reachable", "_pretrained_cached"]
 
 KINDS = ("zoo", "factory", "onnx")
@@ -68,13 +68,13 @@ def slug(name: str) -> str:
 
 def check_name(name: str) -> None:
     """Raise ModelError when ``name`` cannot be a model: an unknown zoo name (with close
-    matches), an ONNX path that is not a readable file. A factory is imported later
-    (``check_model``), after the cheaper checks of the input."""
+    matches), an ONNX path that is not a file. The file is parsed, and a factory imported,
+    once, by ``describe`` (the CLI's ``check_models``) or ``ship.pack`` (a fleet config)."""
     kind = kind_of(name)
     if kind == "zoo":
         zoo.check_name(name)
     elif kind == "onnx":
-        onnx_file._load(name)
+        onnx_file.check_path(name)
 
 
 # ----------------------------------------------------------------------------- preprocessing
@@ -146,11 +146,21 @@ def check_checkpoint(path: str, names: list[str], num_classes: int | None = None
 
 
 def _sha256(path: str) -> str:
+    from edgebench.util import sha256_file
+
     # Hashed where it lies, nothing written beside the user's file (no sidecar, unlike a cache).
-    return onnx_file.sha256_of(path)
+    return sha256_file(path)
 
 
 # ----------------------------------------------------------------------------- the model's facts
+
+def _onnx_reference() -> dict:
+    """What judges an ONNX file's parity: the variant the registry names for it."""
+    import converters
+
+    name = converters.onnx_reference()
+    return {"reference": f"{name} (FP32, CPU)", "reference_variant": name}
+
 
 def _outputs_of(value) -> list[dict]:
     """Names and shapes of a torch model's output(s): a tensor, or a tuple/list/dict of them."""
@@ -204,8 +214,7 @@ def describe(name: str, weights: str, margs: ModelArgs | None = None, run: bool 
         info.update(architecture=str(Path(path).resolve()), onnx_sha256=sha,
                     fingerprint=sha, static_batch=facts["static_batch"],
                     input_name=facts["input_name"], opset=facts["opset"],
-                    reference="onnxruntime (FP32, CPU execution provider)",
-                    reference_variant="onnxruntime")
+                    **_onnx_reference())
         info["outputs"] = [{"name": o["name"], "shape": ["batch", *o["shape"][1:]]} for o in outputs]
         info["num_classes"] = classes_of(outputs)
         return info
@@ -261,11 +270,18 @@ def make_spec(name: str, weights: str, options: dict | None = None, info: dict |
                      static_batch=info.get("static_batch"), **spec)
 
 
+def spec_for_command(name: str, weights_policy: str, seed: int, margs: ModelArgs, cache: Path):
+    """(spec, weights note) for a command that builds one model itself (edgebench.tune, the
+    benchmarks): weights resolved, facts described, an ONNX file's canonical form in ``cache``."""
+    weights, note = resolve_weights(name, weights_policy, seed, margs)
+    info = describe(name, weights, margs, run=False)
+    if info["kind"] == "onnx":        # the form every variant reads, in the cache
+        info["onnx_canonical"] = canonical_onnx(name, info, margs, Path(cache))
+    return make_spec(name, weights, {MODEL_ARGS: margs.to_json()}, info=info), note
+
+
 def canonical_onnx(name: str, info: dict, margs: ModelArgs, cache: Path) -> str:
     """Write (once) the canonical form of an ONNX model into ``cache``; returns its path."""
     facts = dict(onnx_facts(name, margs), sha256=info.get("onnx_sha256"))
     return onnx_file.canonical(str(Path(margs.source(name)).expanduser()), facts, cache)
 
-
-def info_json(info: dict) -> str:
-    return json.dumps(info, sort_keys=True, default=str)

@@ -104,3 +104,32 @@ def from_cli(args) -> ModelArgs:
     return ModelArgs(num_classes=n, model_path=path, input_size=size,
                      mean=tuple(mean) if mean else None, std=tuple(std) if std else None,
                      interpolation=getattr(args, "interpolation", None), crop_pct=crop)
+
+
+
+def add_options(group, preprocess: bool = True) -> None:
+    """The model options on a parser or argument group: --num-classes and --model-path, and
+    with ``preprocess`` the preprocessing ones. edgebench.full and edgebench.tune share them."""
+    add = group.add_argument
+    add("--num-classes", type=int, default=None, metavar="N",
+        help="timm/torchvision architectures: a head of N classes (your fine-tuned "
+             "checkpoint's, with --weights PATH). Default: ImageNet's 1000")
+    add("--model-path", default=None, metavar="DIR",
+        help="where package.module:function factories are imported from (default: the "
+             "working directory)")
+    if not preprocess:
+        return
+    add("--input-size", default=None, metavar="CxHxW",
+        help="input size, e.g. 3x224x224. Default: the timm model's own; a factory's or an "
+             "ONNX file's dynamic dimensions: 3x224x224")
+    add("--mean", type=float, nargs="+", default=None, metavar="M",
+        help="per-channel normalisation mean (0-1 scale). Default: the timm model's own, else "
+             "ImageNet's 0.485 0.456 0.406")
+    add("--std", type=float, nargs="+", default=None, metavar="S",
+        help="per-channel normalisation std. Default: the timm model's own, else ImageNet's "
+             "0.229 0.224 0.225")
+    add("--interpolation", default=None, choices=INTERPOLATIONS,
+        help="resize interpolation. Default: the timm model's own, else bicubic")
+    add("--crop-pct", type=float, default=None, metavar="F",
+        help="centre-crop fraction (resize to size/F, crop size). Default: the timm model's "
+             "own, else 0.875")

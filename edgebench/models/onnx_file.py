@@ -14,7 +14,6 @@ renamed ``logits``. Nothing else of the graph changes.
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from .errors import ModelError
@@ -28,22 +27,19 @@ def is_onnx(name: str) -> bool:
     return name.lower().endswith(".onnx")
 
 
-def sha256_of(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _load(path: str):
-    import onnx
-
+def check_path(path: str) -> Path:
     p = Path(path).expanduser()
     if not p.exists():
         raise ModelError(f"--models {path}: no such ONNX file")
     if p.is_dir():
         raise ModelError(f"--models {path}: is a folder, not an ONNX file")
+    return p
+
+
+def _load(path: str):
+    import onnx
+
+    p = check_path(path)
     try:
         model = onnx.load(str(p))
     except Exception as e:  # noqa: BLE001 - a protobuf error, a truncated file, ...
@@ -163,7 +159,9 @@ def canonical(path: str, facts: dict, cache: Path) -> str:
     """The canonical file under ``<cache>/onnx/`` (written once per sha256 and size)."""
     import os
 
-    sha = facts.get("sha256") or sha256_of(path)
+    from edgebench.util import sha256_file
+
+    sha = facts.get("sha256") or sha256_file(path)
     size = "x".join(map(str, facts["input_size"]))
     out = Path(cache) / "onnx" / f"{Path(path).stem}-{sha[:16]}-{size}.user.onnx"
     if not out.is_file():
