@@ -269,6 +269,8 @@ def accuracy(predictor, data, prof: dict, monitor) -> tuple[str, dict, str]:
         logits, labels, wall = run_all(predictor, data, bs, budget_s=prof.get("pass_budget_s"))
         w.n_items = len(labels)
     monitor.figure_window = w
+    # The runner skips this cell without a worker where the model's outputs are known
+    # (model_info); this guards a cell run without them, after the pass that shows the shapes.
     if isinstance(logits, tuple) or logits.ndim != 2:
         return "skipped", {}, ("Top-1/Top-5 apply to one [batch, classes] output; this model "
                                "gives " + ", ".join(str(list(np.shape(o))) for o in
