@@ -198,6 +198,12 @@ class Converter:
         """Can this variant run on this machine (probe for real; never assume)?"""
         raise NotImplementedError
 
+    def calibration_facts(self, folder: str, options: dict) -> dict:
+        """A ``needs_calibration`` variant's facts about the calibration set the run prepared
+        in ``folder`` (its preprocessed images), which every INT8 record carries:
+        {"method", "sha256"}. The run asks the first such variant it plans."""
+        raise NotImplementedError(f"{self.name} does not calibrate")
+
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
         """Produce (or reuse from ``cache``) the runnable artifact; time the real work."""
         raise NotImplementedError

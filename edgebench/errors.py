@@ -105,15 +105,3 @@ def make_out_dir(flag: str, path) -> Path:
     if not os.access(p, os.W_OK | os.X_OK):
         raise UsageError(f"{flag} {path}: the folder is not writable")
     return p
-
-
-def check_in_file(flag: str, path) -> Path:
-    """An input file the command reads: it exists, is a regular file and can be read."""
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise UsageError(f"{flag} {path}: no such file")
-    if p.is_dir():
-        raise UsageError(f"{flag} {path}: is a folder, not a file")
-    if not os.access(p, os.R_OK):
-        raise UsageError(f"{flag} {path}: cannot be read (permission denied)")
-    return p

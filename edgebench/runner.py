@@ -207,7 +207,7 @@ class Session:
     def _calibration(self, images, cfg: dict, progress=None) -> dict:
         """The calibration images preprocessed with the model's own transform, and the facts
         every INT8 record carries about them."""
-        from converters.onnxruntime.quantize import DEFAULT_CALIB_METHOD, calibration_set_hash
+        import converters
 
         from .data import prepare_checked
         from .data.calibration import files_hash
@@ -216,10 +216,14 @@ class Session:
         n = len(json.loads((folder / "meta.json").read_text(encoding="utf-8"))["labels"])
         if n == 0:
             raise ValueError(f"no readable calibration images in {images.root}")
-        method = self.settings.options.get("int8_calib_method") or DEFAULT_CALIB_METHOD
+        # the converter says how it calibrates (the core names no backend)
+        calibrating = next(v for v, p in self.probes.items()
+                           if p.get("ok") and p.get("needs_calibration"))
+        facts = converters.get(calibrating).calibration_facts(str(folder),
+                                                              self.settings.options)
         return {"folder": str(folder), "mean": list(cfg["mean"]), "std": list(cfg["std"]),
-                "n": n, "method": method, "sha256": calibration_set_hash(str(folder)),
-                "source": images.name, "root": images.root, "files_sha256": files_hash(images)}
+                "n": n, **facts, "source": images.name, "root": images.root,
+                "files_sha256": files_hash(images)}
 
     # -- once per cell ---------------------------------------------------------------------
     def fill(self, cell: Cell) -> Cell:

@@ -49,7 +49,7 @@ from converters.base import Artifact, Availability, Converter, ModelSpec, Predic
 
 from .export import INPUT_NAME, OPSET, OUTPUT_NAME, export_onnx
 from .predictor import OrtPredictor
-from .quantize import CALIB_METHODS, DEFAULT_CALIB_METHOD, qdq_model
+from .quantize import CALIB_METHODS, DEFAULT_CALIB_METHOD, Calibrated, qdq_model
 from .providers import (CPU_EP, CUDA_EP, DISABLE_CPU_FALLBACK, GPU_EPS, RECORD_ASSIGNMENT,
                         TRT_EP, TRT_OPT_BATCH, OrtProviderConfig, _requested, provider_config,
                         tf32_note, trt_cache_dirs, trt_profile)
@@ -246,7 +246,7 @@ INT8_OPTIONS = (
 
 
 @register
-class OnnxRuntimeInt8(OnnxRuntimeConverter):
+class OnnxRuntimeInt8(Calibrated, OnnxRuntimeConverter):
     """The calibrated QDQ model (``quantize.qdq_model``) on ONNX Runtime's CPU provider, whose
     QLinearConv/QGemm kernels are real INT8 (VNNI, AMX or AVX2 on x86; ARM's dot-product
     instructions on aarch64)."""
@@ -257,7 +257,6 @@ class OnnxRuntimeInt8(OnnxRuntimeConverter):
     description = ("ONNX Runtime INT8 on the CPU: the calibrated QDQ model (symmetric INT8, "
                    "per-channel weights) made from the ONNX export")
     cli_options = INT8_OPTIONS
-    needs_calibration = True
     compares_with = "onnxruntime"
     # Opt-in: calibration and four more cells per model would take the default run past its
     # 15.3 min cold / 8.2 min warm on 2 cores (docs/int8.md, experiments/int8-cpu/).
@@ -279,7 +278,7 @@ class OnnxRuntimeInt8(OnnxRuntimeConverter):
 
 
 @register
-class OnnxRuntimeTensorRTInt8(OnnxRuntimeTensorRT):
+class OnnxRuntimeTensorRTInt8(Calibrated, OnnxRuntimeTensorRT):
     """ONNX Runtime's TensorRT EP on the same QDQ model: INT8 where the Q/DQ nodes say,
     FP16 elsewhere (CUDA EP for the nodes TensorRT does not take)."""
 
@@ -287,7 +286,6 @@ class OnnxRuntimeTensorRTInt8(OnnxRuntimeTensorRT):
     precision = "int8"
     description = ("ONNX Runtime, TensorRT execution provider in INT8 on the calibrated QDQ "
                    "model (FP16 for unquantized layers)")
-    needs_calibration = True
     compares_with = "onnxruntime-trt-fp16"
     in_default_run = False
 

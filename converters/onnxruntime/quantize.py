@@ -248,6 +248,17 @@ def qdq_model(spec: ModelSpec, cache: Path, form: str = "tensorrt") -> Artifact:
     return Artifact("int8", path=str(path), convert_s=quantize_s + fp32.convert_s, meta=out)
 
 
+class Calibrated:
+    """Mixin of the variants that quantize with ``qdq_model`` (ONNX Runtime's and TensorRT's
+    INT8): they need the run's calibration set, and say what it was."""
+
+    needs_calibration = True
+
+    def calibration_facts(self, folder: str, options: dict) -> dict:
+        return {"method": options.get("int8_calib_method") or DEFAULT_CALIB_METHOD,
+                "sha256": calibration_set_hash(folder)}
+
+
 def calibration_set_hash(folder: str) -> str:
     """The calibration set's hash: the sha256 of its preprocessed uint8 images (what the
     calibrator saw: the images and the model's preprocessing)."""

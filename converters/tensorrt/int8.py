@@ -6,12 +6,13 @@ from pathlib import Path
 
 from converters import register
 from converters.base import Artifact, ModelSpec
+from converters.onnxruntime.quantize import Calibrated
 
 from . import TensorRTFP16
 from .plan import TrtPlan
 
 @register
-class TensorRTINT8(TensorRTFP16):
+class TensorRTINT8(Calibrated, TensorRTFP16):
     """TensorRT INT8 by explicit quantization: the network is parsed from the calibrated QDQ
     ONNX (``converters.onnxruntime.quantize.qdq_model``), so no calibrator runs and no
     calibration cache exists; the precision flags per TensorRT version are ``plan_for``'s
@@ -23,7 +24,7 @@ class TensorRTINT8(TensorRTFP16):
                    "INT8+FP16 builder flags on TensorRT <= 10, strongly typed on 11; DLA as "
                    "tensorrt-fp16)")
     cli_options = ()      # the --trt-* flags come with tensorrt-fp16 (--trt-fp16-mode: ignored)
-    needs_calibration = True    # the run prepares the calibration set qdq_model quantizes with
+    # Calibrated: the run prepares the calibration set qdq_model quantizes with
     compares_with = "tensorrt-fp16"     # the report sets INT8 speed beside FP16's
     in_default_run = False      # opt-in, as every INT8 variant (docs/int8.md: the default run's time)
 
