@@ -353,11 +353,11 @@ def cases_markdown() -> str:
     lines = [f"{len(CASES)} bad inputs, each answered with exit 2 and one line naming it "
              "(`tests/test_bad_input.py::CASES`):", "",
              "| command | cases |", "|---|---|"]
-    lines += [f"| `{prog}` | {n[prog]} |" for prog in PROGS.values()]
+    lines += [f"| `python -m {module}` | {n[prog]} |" for module, prog in PROGS.items()]
     lines += ["", "| case | command | answer contains |", "|---|---|---|"]
     for cid, module, _, expected in CASES:
         shown = expected.replace("{W}/", "").replace("|", "\\|")
-        lines.append(f"| {cid} | `{PROGS[module]}` | `{shown}` |")
+        lines.append(f"| {cid} | `python -m {module}` | `{shown}` |")
     return "\n".join(lines)
 
 

@@ -62,7 +62,23 @@ def _documented() -> set[tuple[str, ...]]:
 
 def test_the_docs_name_commands_at_all():
     cmds = _documented()
-    assert ("edgebench.full",) in cmds and ("edgebench", "tune") in cmds, sorted(cmds)
+    assert ("edgebench.full",) in cmds and ("edgebench.tune",) in cmds, sorted(cmds)
+
+
+def test_the_docs_write_commands_in_one_form():
+    """``python -m edgebench.<module>`` everywhere; the ``edgebench <command>`` form only in
+    the README's one paragraph that introduces it."""
+    found = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for para in text.split("\n\n"):
+            if doc.name == "README.md" and doc.parent == REPO and "`edgebench --help`" in para:
+                continue
+            for code in CODE.findall(para):
+                code = re.sub(r"edgebench [a-z-]+: error", "", code)   # a message, quoted
+                found += [f"{doc.relative_to(REPO)}: edgebench {c}"
+                          for c in COMMAND_FORM.findall(code)]
+    assert not found, found
 
 
 @pytest.mark.parametrize("cmd", sorted(_documented()), ids=lambda c: " ".join(c))
@@ -70,3 +86,6 @@ def test_every_command_the_docs_name_answers_help(cmd):
     r = _run(*cmd, "--help", timeout=180)
     assert r.returncode == 0, f"{' '.join(cmd)} --help: exit {r.returncode}\n{r.stderr[-2000:]}"
     assert "usage:" in r.stdout
+    from test_docs_links import history
+
+    assert not history(r.stdout), history(r.stdout)     # --help speaks of the product too

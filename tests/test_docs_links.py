@@ -71,3 +71,24 @@ def test_a_missing_file_or_anchor_is_found(tmp_path):
 def test_every_link_leads_somewhere(doc):
     bad = broken(doc)
     assert not bad, f"{doc.relative_to(REPO)}:\n  " + "\n  ".join(bad)
+
+
+# A day's date outside a path (folder names such as experiments/own-model-2026-12-05 are
+# paths), and a project-history reference: neither is the product's.
+HISTORY = re.compile(r"(?<![-/\w])20\d\d-\d\d-\d\d(?![-/\w])|\b(?:[Ii]ssue|[Ss]top|[Ss]ession) "
+                     r"\d+(?!\d|\.\d|x)|\b(?:commit|landed) [0-9a-f]{7,40}\b")
+
+
+def history(text: str) -> list[str]:
+    return [m.group(0) for m in HISTORY.finditer(text)]
+
+
+def test_user_docs_speak_of_the_product_not_its_history():
+    found = [f"{doc.relative_to(REPO)}: {h}" for doc in DOCS
+             for h in history(doc.read_text(encoding="utf-8"))]
+    assert not found, found
+    # what it catches, and what it lets be
+    assert history("On 2026-11-27 the VM was slower (issue 32), landed 2f067cb at stop 44.") == \
+        ["2026-11-27", "issue 32", "landed 2f067cb", "stop 44"]
+    assert history("records: experiments/own-model-2026-12-05/ and jetson-containers #1462; "
+                   "a session 0.71x as long") == []

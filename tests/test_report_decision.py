@@ -46,6 +46,15 @@ def test_the_fastest_variant_that_passed_parity_is_chosen_with_its_runner_up(tmp
     assert "pareto.png" in made and (tmp_path / "plots" / "pareto.png").stat().st_size > 1000
 
 
+def test_an_artifact_exported_untuned_is_labelled_untuned_and_a_tuned_one_is_not():
+    art = {"tuning": {"status": "untuned", "trials": 0}, "artifact_dir": "orin-tvm/m"}
+    tuned = {"tuning": {"status": "tuned", "trials": 512}, "artifact_dir": "orin-tvm/n"}
+    records = [rec("tvm", "latency", latency_ms=lat(8.0), variant_meta=art, **EQ),
+               {**rec("tvm", "latency", latency_ms=lat(8.0), variant_meta=tuned, **EQ),
+                "model": "n"}]
+    assert report_decision.untuned(records) == {("m", "tvm")}
+
+
 def test_no_variant_that_passed_parity_says_so_and_no_plot(tmp_path):
     records = [rec("onnxruntime", "latency", latency_ms=lat(5.0), equivalent=False)]
     rows = report_format.summary_rows(records)

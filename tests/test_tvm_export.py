@@ -69,6 +69,29 @@ def test_host_export_loads_and_detects_tampering(host_artifact, tmp_path):
         conv.convert(spec, tmp_path / "cache")
 
 
+def test_a_folder_of_artifacts_loads_the_models_own(host_artifact, tmp_path):
+    """--tvm-artifact names a folder of exports (one per model): each model loads its own;
+    at another input size there is none, and the variant is skipped saying what it holds."""
+    import dataclasses
+
+    import converters
+    from converters.base import SkipVariant
+
+    folder = tmp_path / "exports"
+    shutil.copytree(host_artifact, folder / "tiny")
+    conv = converters.get("tvm")
+    spec = _spec({"tvm_artifact": str(folder)})
+    assert conv.available(spec.options).ok
+    art = conv.convert(spec, tmp_path / "cache")
+    assert art.meta["artifact_dir"] == str(folder / "tiny")
+    assert art.meta["defaults"] == "x86-measured" and art.meta["layout"] == "NHWC"
+    x = np.random.RandomState(5).standard_normal((1, *SIZE)).astype(np.float32)
+    assert np.abs(conv.load(art, spec)(x) - _torch_logits(spec, x)).max() <= TOL
+    bigger = dataclasses.replace(spec, input_size=(3, 96, 96))
+    with pytest.raises(SkipVariant, match=f"no TVM artifact for {MODEL} at 3x96x96 in "):
+        conv.convert(bigger, tmp_path / "cache")
+
+
 def test_measurements_use_only_the_exported_batch_sizes(host_artifact, wnid_folder, tmp_path):
     """Parity runs at accuracy_batch 8 and the throughput search doubles up to 16, but the
     artifact holds batch 1 and 2: the passes run at 2 and the search stops there (before,

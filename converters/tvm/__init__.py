@@ -3,12 +3,14 @@
 Options (``spec.options``, from the CLI):
   tuning_dir     where tuning databases live (default ``results/tuning``); the database for a
                  model+target is applied when it exists (``python -m edgebench.tune`` writes it)
-  tvm_target     ``host`` (default: LLVM for this CPU, ``mcpu`` detected, all physical cores),
+  tvm_target     ``host`` (LLVM for this CPU, ``mcpu`` detected, all physical cores; the
+                 default, except on a Jetson with CUDA: ``jetson-agx-orin``),
                  ``jetson-agx-orin`` (TVM tag nvidia/jetson-agx-orin-64gb: CUDA sm_87 + aarch64
                  host), ``jetson-agx-orin-cpu`` (its Cortex-A78AE cores, LLVM aarch64), a TVM
                  target tag, or a JSON target object
-  tvm_artifact   a directory written by ``python -m edgebench.tune --export``: loaded instead
-                 of compiling, after checking every file's sha256 against its manifest
+  tvm_artifact   a directory written by ``python -m edgebench.tune --export``, or a folder of
+                 them (the model's own is picked): loaded instead of compiling, after checking
+                 every file's sha256 against its manifest
   tvm_importer   ``auto`` (torch.export, ONNX if that fails) | ``torch.export`` | ``onnx``
   tvm_layout     conv2d layout TVM computes in: ``NCHW`` | ``NHWC`` (default: the layout the
                  tuning database was made with, else NHWC on CPUs and NCHW on GPUs)
@@ -105,12 +107,13 @@ class TvmConverter(Converter):
                                   "a model and target is applied when it exists "
                                   "(python -m edgebench.tune writes them)"}),
         ("--tvm-target", {"default": None, "metavar": "TARGET",
-                          "help": "host (default: LLVM for this CPU), jetson-agx-orin, "
-                                  "jetson-agx-orin-cpu, a TVM tag "
-                                  "or a JSON target"}),
+                          "help": "host (this machine's CPU; the default, except on a Jetson "
+                                  "with CUDA: jetson-agx-orin, its GPU), jetson-agx-orin-cpu "
+                                  "(its Arm cores), a TVM tag or a JSON target"}),
         ("--tvm-artifact", {"default": None, "metavar": "DIR",
-                            "help": "load an artifact exported by edgebench.tune --export (sha256 "
-                                    "checked) instead of compiling here"}),
+                            "help": "load an artifact exported by python -m edgebench.tune "
+                                    "--export (sha256 checked) instead of compiling here; or a "
+                                    "folder of them, one per model"}),
         ("--tvm-untuned", {"action": "store_true",
                            "help": "measure TVM without a tuning database even in the quick "
                                    "profile (untuned TVM is 10-100x slower than tuned)"}),
@@ -133,8 +136,8 @@ class TvmConverter(Converter):
         if art:
             from . import export
 
-            try:
-                manifest = export.read_manifest(art)
+            try:   # one artifact, or a folder of them (each model's is checked at convert)
+                manifest = export.artifacts_in(art)[0][1]
             except Exception as e:  # noqa: BLE001
                 return Availability.no(f"tvm_artifact: {e}", **versions)
             why = export.runnable_here(manifest)
@@ -146,12 +149,9 @@ class TvmConverter(Converter):
         if target.kind.name == "llvm" and not tvm.runtime.enabled("llvm"):
             return Availability.no("this TVM build has no LLVM backend", **versions)
         if targets.is_gpu(target):
-            dev = targets.device_for(target)
-            if not dev.exist:
-                return Availability.no(
-                    f"target {tname} needs a {target.kind.name.upper()} GPU and there is none "
-                    "here; cross-compile instead: python -m edgebench.tune --model M "
-                    f"--target {tname} --trials 0 --export DIR", **versions)
+            why = _gpu_missing(target, tname)
+            if why:
+                return Availability.no(why, **versions)
         why = _cross_reason(target)
         if why:
             return Availability.no(why, **versions)
@@ -163,7 +163,7 @@ class TvmConverter(Converter):
             from . import export
 
             try:
-                return export.read_manifest(opts["tvm_artifact"]).get("device", "cpu")
+                return export.artifacts_in(opts["tvm_artifact"])[0][1].get("device", "cpu")
             except Exception:  # noqa: BLE001 - available() says why it cannot be read
                 return "cpu"
         try:
@@ -204,14 +204,21 @@ class TvmConverter(Converter):
             from . import export
 
             try:
-                export.read_manifest(art)
+                export.artifacts_in(art)
             except (OSError, ValueError) as e:   # JSONDecodeError is a ValueError
                 raise ValueError(f"--tvm-artifact {art}: {e}") from None
 
     def check_model(self, model: str, input_size: tuple, options: dict) -> Availability:
         opts = _opts(options)
         if opts.get("tvm_artifact"):
-            return Availability.yes()
+            from . import export
+
+            try:
+                found = export.artifact_for(opts["tvm_artifact"], model, input_size)
+            except (OSError, ValueError) as e:
+                return Availability.no(f"tvm_artifact: {e}")
+            return Availability.yes() if found else Availability.no(
+                _no_artifact_reason(opts["tvm_artifact"], model, input_size))
         try:
             ctx = self._context_for(model, tuple(input_size), opts)
         except SkipVariant as e:
@@ -230,6 +237,7 @@ class TvmConverter(Converter):
         tuning_dir = opts.get("tuning_dir") or DEFAULT_TUNING_DIR
         db_dir = database.db_dir_for(tuning_dir, target, model, input_size)
         return {"target": target, "target_name": tname, "db_dir": db_dir,
+                "defaults": targets.defaults_for(target),
                 "importer": opts.get("tvm_importer") or "auto",
                 **passes.lowering_for(target, db_dir, opts.get("tvm_layout"),
                                       opts.get("tvm_conv2d"), opts.get("tvm_spatial_mean"),
@@ -280,6 +288,8 @@ class TvmConverter(Converter):
                 "fast_math": fast_math.DESCRIPTION if fast_math.applies_to(ctx["target"])
                 else None,
                 "importer": res["importer"], **{k: ctx[k] for k in passes.CHOICE_NAMES},
+                # which defaults filled what neither the user nor the database chose
+                "defaults": ctx["defaults"],
                 "batch_size": batch, "timings": res["timings"], **targets.tvm_versions()}
         if not db_dir:
             meta["tuning"]["database"] = str(ctx["db_dir"])
@@ -303,7 +313,10 @@ class TvmConverter(Converter):
     def _from_export(self, spec: ModelSpec, art_dir) -> Artifact:
         from . import export
 
-        manifest = export.read_manifest(art_dir)
+        found = export.artifact_for(art_dir, spec.name, spec.input_size)
+        if found is None:
+            raise SkipVariant(_no_artifact_reason(art_dir, spec.name, spec.input_size))
+        art_dir, manifest = found
         export.verify_manifest(art_dir, manifest)  # sha256 of every file, or raise
         why = export.runnable_here(manifest)
         if why:
@@ -316,7 +329,8 @@ class TvmConverter(Converter):
         libs = export.libraries(art_dir, manifest)
         first = libs[min(libs)]
         meta = {k: manifest.get(k) for k in ("tuning", "target", "target_name", "importer",
-                                             *passes.CHOICE_NAMES, "tvm", "tvm_ffi")}
+                                             *passes.CHOICE_NAMES, "defaults", "tvm",
+                                             "tvm_ffi")}
         meta["artifact_dir"] = str(art_dir)
         meta["compiled_batch_sizes"] = sorted(libs)
         # The passes, the throughput search and MultiStream keep to these where the artifact
@@ -355,6 +369,35 @@ def _untuned_reason(model: str, opts: dict, ctx: dict) -> str:
     return (f"no TVM tuning database for {model} on {ctx['target_name']} "
             f"({ctx['db_dir']}); untuned TVM is left out of the {profile} profile. Tune first: "
             f"python -m edgebench.tune --model {model} --trials 512, or pass --tvm-untuned")
+
+
+def _no_artifact_reason(art_dir, model: str, input_size) -> str:
+    from . import export
+
+    return (f"no TVM artifact for {model} at {'x'.join(map(str, input_size))} in {art_dir} "
+            f"(it holds {export.holdings(art_dir)}); export one with python -m edgebench.tune "
+            f"--model {model} --target ... --export {Path(art_dir) / model}")
+
+
+def _gpu_missing(target, tname: str) -> str:
+    """'' when ``target``'s GPU is usable here, else why not and what to do instead."""
+    if targets.device_for(target).exist:
+        return ""
+    from edgebench.telemetry.sysfs import is_jetson
+
+    if target.kind.name == "cuda" and is_jetson():
+        from . import export
+
+        why = export.cuda_runtime_here()    # opens TVM's CUDA sidecar, or says why not
+        if not why:
+            return ""
+        return (f"target {tname}: {why}. On a Jetson, jetson/setup-jetpack6.sh builds TVM's "
+                "CUDA runtime for JetPack's CUDA; or load an exported artifact "
+                f"(--tvm-artifact), or measure the Arm cores: --tvm-target "
+                f"{targets.JETSON_CPU_NAME}")
+    return (f"target {tname} needs a {target.kind.name.upper()} GPU and there is none here; "
+            f"cross-compile instead: python -m edgebench.tune --model M --target {tname} "
+            "--trials 0 --export DIR")
 
 
 def _cross_reason(target) -> str:

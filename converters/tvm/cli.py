@@ -37,151 +37,112 @@ from .progress import Progress
 NAME = "edgebench tune"     # the command in its error messages ("edgebench tune: error: ...")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Option summaries on one line each where they fit: 100 columns, help from column 34."""
 
+    def __init__(self, prog):
+        super().__init__(prog, width=100, max_help_position=34)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Option summaries only (one or two lines each); what each choice does and what it
+    measured is in docs/tvm.md and docs/tvm-findings.md."""
     p = ArgumentParser(
         prog="python -m edgebench.tune", error_name=NAME,
-        description="Tune a vision model with TVM MetaSchedule (resumable, local or remote "
-                    "measurement) and/or export a compiled TVM artifact for a target device.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        usage="python -m edgebench.tune --model MODEL [--target TARGET] [--trials N] "
+              "[--export DIR] [options]",
+        description="Tune a vision model with TVM MetaSchedule (resumable; measured here or on a\n"
+                    "board over RPC) and/or export a compiled TVM artifact for a device.",
+        epilog=EPILOG, formatter_class=_HelpFormatter)
     p.add_argument("--model", required=True,
-                   help="the model, as edgebench.full --models takes it: a timm/torchvision "
-                        "name, package.module:function (your factory) or path/to/model.onnx")
+                   help="a timm/torchvision name, package.module:function or path/to/model.onnx "
+                        "(as python -m edgebench.full --models takes it)")
     add_model_options(p, preprocess=False)     # --num-classes, --model-path
-    p.add_argument("--target", default="host",
+    p.add_argument("--target", default=None,
                    help="host | jetson-agx-orin | jetson-agx-orin-cpu | a TVM tag | a JSON "
-                        "target (default: host)")
-    p.add_argument("--trials", type=int, default=512,
-                   help="total tuning budget in measured candidates, database records "
+                        "target (default: as the tvm variant's, see below)")
+    p.add_argument("--trials", type=int, default=512, metavar="N",
+                   help="total budget in measured candidates, records already in the database "
                         "included (0: no tuning; default 512)")
-    p.add_argument("--tuning-dir", default="results/tuning",
+    p.add_argument("--tuning-dir", default="results/tuning", metavar="DIR",
                    help="root of the tuning databases (default results/tuning)")
     p.add_argument("--export", metavar="DIR", help="write a loadable artifact to DIR")
-    p.add_argument("--batch-size", type=int, default=1, help="batch size to tune (default 1)")
-    p.add_argument("--batch-sizes", default=None,
+    p.add_argument("--batch-size", type=int, default=1, metavar="B", help="batch size to tune (default 1)")
+    p.add_argument("--batch-sizes", default=None, metavar="B,B",
                    help="comma list of batch sizes to export (default: --batch-size)")
     p.add_argument("--rpc-tracker", metavar="HOST:PORT",
-                   help="measure candidates remotely through this TVM RPC tracker")
-    p.add_argument("--rpc-key", metavar="KEY", help="device key registered with the tracker")
-    p.add_argument("--weights", default="auto",
-                   help="auto | pretrained | random | PATH (as for edgebench; default auto)")
-    p.add_argument("--seed", type=int, default=0, help="seed for random weights and the tuner")
-    p.add_argument("--input-size", metavar="CxHxW",
-                   help="override the model's input size, e.g. 3x96x96")
-    p.add_argument("--layout", choices=["NCHW", "NHWC"], default=None,
-                   help="conv2d layout TVM computes in (default: the database's, else NHWC "
-                        "on CPUs, NCHW on GPUs)")
-    p.add_argument("--conv2d", choices=list(winograd.CHOICES), default=None,
-                   help="how 3x3 stride-1 convs are computed: direct; winograd (F(4x4,3x3), "
-                        "NHWC only; fewer multiplies, a larger weight); or winograd-fit (per "
-                        "conv the largest tile that covers its output with at most 10%% of "
-                        "it padding: F(4x4), else F(2x2), else direct); default: the "
-                        "database's, else direct")
-    p.add_argument("--spatial-mean", choices=list(passes.SPATIAL_MEANS), default=None,
-                   help="how NHWC means over height and width (squeeze-excitation, global "
-                        "pooling) are computed: reduce, or matmul (a GEMV by a row of 1/HW, "
-                        "which the tuner vectorises over the channels; default: the "
-                        "database's, reduce for one from before the choice, else matmul)")
-    p.add_argument("--concat", choices=list(concat_split.CHOICES), default=None,
-                   help="channel concats (SqueezeNet's Fire modules): keep them as kernels "
-                        "of their own, or split (a conv that reads one, where its output is "
-                        "smaller, becomes a sum of convs over the parts, and a pool pools "
-                        "each part, so the copy goes); default: the database's, keep for one from before the "
-                        "choice, else split on CPUs and keep on GPUs (not measured there)")
-    p.add_argument("--out-channels", choices=list(pad_channels.CHOICES), default=None,
-                   help="NHWC convs whose output channels are not whole vectors of the CPU "
-                        "(SqueezeNet's 1000-class conv on AVX-512): keep, or pad them to "
-                        "whole vectors where that adds at most 1/16 (zero weights, sliced "
-                        "off after the conv), or pad-pair: to whole pairs of vectors where "
-                        "that adds at most 1/16 too (1000 -> 1024 on AVX-512), for "
-                        "--design-space multi-vector's two-vector tiles; default: the "
-                        "database's, keep for one from before the choice, else pad")
-    p.add_argument("--input-transpose", choices=list(input_transpose.CHOICES), default=None,
-                   help="how an NHWC build reads the model's NCHW input: kernel (a transpose "
-                        "kernel of its own before the first conv, as ConvertLayout leaves "
-                        "it), or conv (the first conv reads NCHW and writes NHWC, so the "
-                        "image is not copied once more); default: the database's, kernel "
-                        "for one from before the choice, else conv on CPUs and kernel on "
-                        "GPUs (not measured there)")
-    p.add_argument("--importer", choices=["auto", "torch.export", "onnx"], default="auto",
-                   help="model importer (default auto: torch.export, ONNX if that fails)")
-    p.add_argument("--cuda-format", choices=["cubin", "ptx"], default="cubin",
-                   help="compiled GPU kernel format in exported artifacts (default cubin)")
-    p.add_argument("--trials-per-iter", type=int, default=None,
-                   help="candidates per task per round (default: budget/tasks, 4..64)")
-    p.add_argument("--only-tasks", nargs="+", metavar="SUBSTRING", default=None,
-                   help="tune only the tasks whose name contains one of these (e.g. "
-                        "spatial_mean after --spatial-mean matmul on a database tuned before "
-                        "it); --trials then counts those tasks' records alone")
-    p.add_argument("--allocation", choices=scheduler.ALLOCATIONS, default=None,
-                   help="uniform (default without a recipe): every task the same batch, as "
-                        "MetaSchedule does; "
-                        "share: a task's batch size and trial cap follow its share of the "
-                        "network's arithmetic (calls x FLOPs): helped ResNet-152, hurt "
-                        "Swin-T and MobileNetV2; measured: a first round of half batches, "
-                        "then caps by each task's share of the measured time; see below")
-    p.add_argument("--runner-caches", choices=runner.RUNNER_CACHES, default=None,
-                   help="how candidates find their weights when measured: warm (in the "
-                        "caches from the calls before, MetaSchedule's way), cold (flushed "
-                        "before every call, as a network's kernel finds them) or streamed "
-                        "(every call on its own copy of the weights, the copies spanning "
-                        "twice the last-level cache; local runner only); default: the "
-                        "database's, warm for a new one; see below")
-    p.add_argument("--builder-pool", choices=runner.BUILDER_POOLS, default="kept",
-                   help="the candidate builder's worker processes: kept (default), one pool "
-                        "kept from batch to batch and restarted every 16 batches; fresh, a new "
-                        "pool for every batch, as MetaSchedule's LocalBuilder does, so every "
-                        "batch waits for its workers to start (on a 2-core VM building took "
-                        "6.8-7.3 s a batch that way and 1.6-1.9 s kept)")
-    p.add_argument("--max-trials-per-task", type=int, default=None,
-                   help="cap per task (default 4x an even share)")
-    p.add_argument("--population", type=int, default=256,
-                   help="evolutionary-search population (default 256)")
-    p.add_argument("--transfer-from", nargs="+", metavar="DIR", default=None,
-                   help="also pre-train the cost model on these tuning databases (a database "
-                        "folder, a target folder, or a tuning dir)")
-    p.add_argument("--transfer", action="store_true", default=None,
-                   help="pre-train the cost model on the other models' databases for this "
-                        "target under --tuning-dir (same layout and design space only). "
-                        "Default: on with --design-space multi-vector, where the network "
-                        "gained 2.5-4.3 %% (ResNet-152, SqueezeNet 1.1), off otherwise (no "
-                        "gain measured in the CPU default space)")
-    p.add_argument("--no-transfer", dest="transfer", action="store_false",
-                   help="no pre-training on the sibling databases (--transfer-from still "
-                        "adds its own)")
-    p.add_argument("--no-reuse", dest="reuse", action="store_false",
-                   help="do not copy the records of kernels other models' databases for this "
-                        "target already tuned (default: reuse them; see below)")
-    p.add_argument("--design-space", choices=design_space.CHOICES, default=None,
-                   help="auto (default without a recipe): on CPUs, channels-last convs and "
-                        "matmuls tile their "
-                        "output's innermost axis at the vector width; multi-vector: that, and "
-                        "a second sketch at two vectors where they divide the channels (each "
-                        "broadcast input feeds two FMAs, as in MLAS's convs); default: "
-                        "MetaSchedule's own space for every task")
-    p.add_argument("--recipe", choices=recipes.CHOICES, default="auto",
-                   help="auto (default): a new database on an x86-64 CPU takes its model's "
-                        "recipe for every option above you leave unset: the options the "
-                        "study's models tuned best with on every CPU they were measured on (vgg16, "
-                        "resnet152, mobilenetv2_100, squeezenet1_1; see below); a resumed "
-                        "database keeps the one it was tuned with. none: the plain defaults")
-    p.add_argument("--rerank", nargs="?", type=int, const=4, default=None, metavar="K",
-                   help="afterwards, re-measure each task's K best records side by side "
-                        "(default 4; 3 rounds) and apply the fastest; see below")
-    p.add_argument("--prefetch", nargs="?", type=int, const=2048, default=None,
-                   metavar="DISTANCE",
-                   help="afterwards, measure each tuned kernel with and without a prefetch "
-                        "of its weights DISTANCE floats ahead (default 2048) and keep it "
-                        "where it is faster (local CPU only); see below")
+                   help="measure candidates on a device through this TVM RPC tracker")
+    p.add_argument("--rpc-key", metavar="KEY", help="the device's key at the tracker")
+    p.add_argument("--weights", default="auto", metavar="W",
+                   help="auto | pretrained | random | PATH (as for edgebench.full)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed for random weights and the tuner")
+    p.add_argument("--input-size", metavar="CxHxW", help="the model's input size, e.g. 3x96x96")
     p.add_argument("--measure", nargs="?", const="", default=None, metavar="DIR",
-                   help="afterwards, run the printed edgebench.full command (TVM and ONNX "
-                        "Runtime, parity and latency) with its run directory in DIR "
-                        "(default results/run-<UTC timestamp>)")
-    p.add_argument("--cache-dir", default=CACHE_DIR,
-                   help="cache for the ONNX fallback importer (default results/cache)")
+                   help="afterwards, run the printed edgebench.full command (TVM against ONNX "
+                        "Runtime) with its run in DIR (default results/run-<timestamp>)")
     p.add_argument("--summary", metavar="PATH", help="also write the summary as JSON here")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="MetaSchedule's own log too")
+
+    g = p.add_argument_group("lowering (default: the database's; else see 'defaults' below)")
+    g.add_argument("--layout", choices=["NCHW", "NHWC"], default=None,
+                   help="the layout convs compute in")
+    g.add_argument("--conv2d", choices=list(winograd.CHOICES), default=None,
+                   help="3x3 stride-1 convs: direct, Winograd F(4x4), or the tile that fits")
+    g.add_argument("--spatial-mean", choices=list(passes.SPATIAL_MEANS), default=None,
+                   help="NHWC means over height and width: a reduction or a GEMV")
+    g.add_argument("--concat", choices=list(concat_split.CHOICES), default=None,
+                   help="channel concats: kernels of their own, or moved into their consumers")
+    g.add_argument("--out-channels", choices=list(pad_channels.CHOICES), default=None,
+                   help="NHWC conv outputs padded to whole vectors (or pairs of them)")
+    g.add_argument("--input-transpose", choices=list(input_transpose.CHOICES), default=None,
+                   help="the NCHW input: a transpose kernel, or read by the first conv")
+    g.add_argument("--importer", choices=["auto", "torch.export", "onnx"], default="auto",
+                   help="model importer (default auto: torch.export, ONNX if that fails)")
+    g.add_argument("--cuda-format", choices=["cubin", "ptx"], default="cubin",
+                   help="GPU kernels in exported artifacts (default cubin)")
+    g.add_argument("--cache-dir", default=CACHE_DIR, metavar="DIR",
+                   help="cache for the ONNX fallback importer (default results/cache)")
+
+    g = p.add_argument_group("search (default: the model's recipe, else MetaSchedule's)")
+    g.add_argument("--recipe", choices=recipes.CHOICES, default="auto",
+                   help="auto: a new x86-64 database takes its model's recipe for unset "
+                        "options (below); none: the plain defaults")
+    g.add_argument("--design-space", choices=design_space.CHOICES, default=None,
+                   help="auto: vector-width tiling (x86-64, NHWC); multi-vector: and two-vector "
+                        "tiles; default: MetaSchedule's")
+    g.add_argument("--allocation", choices=scheduler.ALLOCATIONS, default=None,
+                   help="trials per task: uniform (default), measured (by measured time), "
+                        "share (by FLOPs)")
+    g.add_argument("--runner-caches", choices=runner.RUNNER_CACHES, default=None,
+                   help="candidates measured warm (default), cold (weights flushed) or "
+                        "streamed")
+    g.add_argument("--trials-per-iter", type=int, default=None, metavar="N",
+                   help="candidates per task per round (default: budget/tasks, 4..64)")
+    g.add_argument("--max-trials-per-task", type=int, default=None, metavar="N",
+                   help="cap per task (default 4x an even share)")
+    g.add_argument("--population", type=int, default=256, metavar="N",
+                   help="evolutionary-search population (default 256)")
+    g.add_argument("--only-tasks", nargs="+", metavar="SUBSTRING", default=None,
+                   help="tune only the tasks whose name contains one of these")
+    g.add_argument("--no-reuse", dest="reuse", action="store_false",
+                   help="do not start from other models' records of the same kernels")
+    g.add_argument("--transfer", action="store_true", default=None,
+                   help="pre-train the cost model on sibling databases (default: with "
+                        "multi-vector only)")
+    g.add_argument("--no-transfer", dest="transfer", action="store_false",
+                   help="no pre-training on sibling databases")
+    g.add_argument("--transfer-from", nargs="+", metavar="DIR", default=None,
+                   help="also pre-train the cost model on these databases")
+    g.add_argument("--builder-pool", choices=runner.BUILDER_POOLS, default="kept",
+                   help="builder workers kept between batches (default) or fresh each batch")
+    g.add_argument("--rerank", nargs="?", type=int, const=4, default=None, metavar="K",
+                   help="afterwards, re-measure each task's K best records and apply the "
+                        "fastest")
+    g.add_argument("--prefetch", nargs="?", type=int, const=2048, default=None,
+                   metavar="DISTANCE",
+                   help="afterwards, keep a weight prefetch where it measured faster (local "
+                        "CPU)")
     return p
 
 
@@ -206,7 +167,8 @@ def run(args, parsed) -> dict:
     summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
                      "input_size": list(spec.input_size), "target": targets.target_dict(target),
                      "target_name": parsed["target_name"], "database": str(db_dir),
-                     **lowering, "recipe": recipe, **targets.tvm_versions()}
+                     **lowering, "defaults": targets.defaults_for(target), "recipe": recipe,
+                     **targets.tvm_versions()}
     model = None if spec.from_onnx else spec.build()    # an ONNX file is imported as it is
     if args.rpc_tracker:
         summary["rpc"] = runner.check_rpc(args.rpc_tracker, args.rpc_key)

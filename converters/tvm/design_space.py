@@ -12,7 +12,7 @@ vector length and samples the other tiles as before. It is used where that lengt
 the axis (so no tail is left), and the widest such vector is picked: 16 floats on AVX-512,
 else 8 or 4. Other tasks, NCHW builds and GPU targets keep the default space.
 MobileNetV2 at 512 trials: tuner estimate 3.04 ms with the default space, 1.74-1.78 ms with
-this one over three seeds (docs/tvm.md, "Vector-width tiling").
+this one over three seeds (docs/tvm-findings.md, "Vector-width tiling").
 
 With ``multi-vector`` a task whose channels also divide into pairs of vectors, and whose
 reduction runs over input channels (not a depthwise conv), gets a second sketch beside that
@@ -151,7 +151,7 @@ def space_for(func, target, layout: str, choice: str = "auto"):
     union of that one and one fixed at two vectors."""
     from tvm.s_tir import meta_schedule as ms
 
-    if layout != "NHWC" or choice == "default":
+    if session_space(choice, target, layout) == "default":
         return "post-order-apply"
     bits = vector_bits(func, target)
     if bits is None:
@@ -171,9 +171,14 @@ def space_for(func, target, layout: str, choice: str = "auto"):
 
 def session_space(choice: str, target, layout: str) -> str:
     """The design space a tuning session searches, by name: "wide-vector" (``auto`` on an
-    LLVM target in NHWC: most tasks get the fixed split), "multi-vector" (the same, with
-    the two-vector sketch beside it where it fits) or "default"."""
+    x86-64 LLVM target in NHWC, ``targets.x86_measured``: most tasks get the fixed split),
+    "multi-vector" (asked for, on any LLVM target in NHWC: the same, with the two-vector
+    sketch beside it where it fits) or "default" (TVM's)."""
+    from .targets import x86_measured
+
     if choice == "default" or layout != "NHWC" or target.kind.name != "llvm":
+        return "default"
+    if choice == "auto" and not x86_measured(target):
         return "default"
     return "multi-vector" if choice == "multi-vector" else "wide-vector"
 

@@ -111,7 +111,8 @@ def export_artifact(out, spec, model, target, target_name: str, batch_sizes, *, 
         "target": targets.target_dict(target), "target_name": target_name,
         "device": "cuda" if target.kind.name == "cuda" else "cpu", "host_arch": arch,
         "libraries": libs, "tuning": tuning_by_batch[first], "tuning_by_batch": tuning_by_batch,
-        "importer": used, **{k: lowering[k] for k in passes.CHOICE_NAMES}, "entry": "main",
+        "importer": used, **{k: lowering[k] for k in passes.CHOICE_NAMES},
+        "defaults": targets.defaults_for(target), "entry": "main",
         "build": {str(b): i for b, i in infos.items()},
         "load": ("import tvm; from tvm import relax; lib = tvm.runtime.load_module('model-b1.so');"
                  f" vm = relax.VirtualMachine(lib, tvm.{'cuda' if gpu else 'cpu'}(0)); "
@@ -187,6 +188,44 @@ def read_manifest(art_dir) -> dict:
     if m.get("format") != FORMAT:
         raise ValueError(f"{p}: unknown artifact format {m.get('format')!r}")
     return m
+
+
+def artifacts_in(path) -> list[tuple[Path, dict]]:
+    """The exported artifacts ``--tvm-artifact`` names, as (folder, manifest): ``path`` itself
+    when it holds a manifest, else every folder just below it that does (a folder of exports,
+    one per model). Raises FileNotFoundError / ValueError where there is none."""
+    path = Path(path)
+    if (path / MANIFEST).is_file():
+        return [(path, read_manifest(path))]
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path} does not exist (expected an artifact written by "
+                                "python -m edgebench.tune --export, or a folder of them)")
+    found = [(d, read_manifest(d)) for d in sorted(path.iterdir())
+             if d.is_dir() and (d / MANIFEST).is_file()]
+    if not found:
+        raise FileNotFoundError(f"{path} holds no {MANIFEST}, nor any folder with one (expected "
+                                "an artifact written by python -m edgebench.tune --export, or "
+                                "a folder of them)")
+    return found
+
+
+def artifact_for(path, model: str, input_size) -> tuple[Path, dict] | None:
+    """The artifact among ``artifacts_in(path)`` exported for ``model`` at ``input_size``;
+    a single artifact is returned as it is (the converter then says what does not match)."""
+    found = artifacts_in(path)
+    if (Path(path) / MANIFEST).is_file():
+        return found[0]
+    for d, m in found:
+        if m.get("model") == model and tuple(m.get("input_size") or input_size) == \
+                tuple(input_size):
+            return d, m
+    return None
+
+
+def holdings(path) -> str:
+    """What a folder of artifacts holds, for a skip reason: "resnet152 (3x224x224), ..."."""
+    return ", ".join(f"{m.get('model')} ({'x'.join(map(str, m.get('input_size') or []))})"
+                     for _, m in artifacts_in(path))
 
 
 def verify_manifest(art_dir, manifest: dict) -> None:

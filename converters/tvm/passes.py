@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from . import database
 from .errors import TvmError
+from .targets import x86_measured
 
 # Bump when the lowering pipeline changes: it invalidates compiled-library caches.
-PIPELINE_VERSION = "tvm-pipeline-8"   # 8: input_transpose; 7: concat_split, pad_channels
+PIPELINE_VERSION = "tvm-pipeline-9"   # 9: fast_math on x86-64 only; 8: input_transpose
 LAYOUTS = ("NCHW", "NHWC")
 # Every lowering choice, with the form a database made before the choice existed was tuned
 # in (its workloads exist only in that form). ``lowering_for`` returns all of them; builds,
@@ -36,9 +37,10 @@ def layout_for(target, db_dir=None, wanted: str | None = None) -> str:
 
     ``wanted`` (the user's option) first; then the layout the database in ``db_dir`` was
     tuned in (its workloads exist only in that layout; a database from before layouts were
-    recorded is NCHW); else NHWC on CPU (LLVM) targets and NCHW on GPUs. NHWC on CPU: with
-    the channels innermost every conv vectorises over channels, and MobileNetV2 tuned in
-    NHWC at 512 trials ran 8-29% faster than in NCHW (docs/tvm.md, "NHWC")."""
+    recorded is NCHW); else NHWC on x86-64 CPU targets (``targets.x86_measured``) and NCHW,
+    TVM's plain layout, elsewhere. NHWC on x86: with the channels innermost every conv
+    vectorises over channels, and MobileNetV2 tuned in NHWC at 512 trials ran 8-29% faster
+    than in NCHW (docs/tvm-findings.md)."""
     if wanted:
         return wanted.upper()
     if db_dir is not None:
@@ -47,7 +49,7 @@ def layout_for(target, db_dir=None, wanted: str | None = None) -> str:
             return str(recorded).upper()
         if database.database_exists(db_dir):
             return "NCHW"
-    return "NHWC" if _on_cpu(target) else "NCHW"
+    return "NHWC" if x86_measured(target) else "NCHW"
 
 
 def conv2d_for(db_dir=None, wanted: str | None = None) -> str:
@@ -66,12 +68,14 @@ def conv2d_for(db_dir=None, wanted: str | None = None) -> str:
 SPATIAL_MEANS = ("reduce", "matmul")
 
 
-def spatial_mean_for(db_dir=None, wanted: str | None = None) -> str:
+def spatial_mean_for(target, db_dir=None, wanted: str | None = None) -> str:
     """How a mean over an NHWC tensor's height and width is computed: ``wanted`` (the user's
     option) first; then what the database in ``db_dir`` was tuned with (its workloads exist
     only in that form); ``reduce`` for a database from before the choice was recorded; else
-    ``matmul`` (``spatial_mean_as_matmul``). NCHW builds keep the reduction either way."""
-    return recorded_choice(db_dir, "spatial_mean", wanted, before="reduce", new="matmul")
+    ``matmul`` (``spatial_mean_as_matmul``) on x86-64, where it was measured, and
+    ``reduce`` elsewhere. NCHW builds keep the reduction either way."""
+    new = "matmul" if x86_measured(target) else "reduce"
+    return recorded_choice(db_dir, "spatial_mean", wanted, before="reduce", new=new)
 
 
 def recorded_choice(db_dir, key: str, wanted: str | None, before: str,
@@ -91,18 +95,14 @@ def recorded_choice(db_dir, key: str, wanted: str | None, before: str,
     return new
 
 
-def _on_cpu(target) -> bool:
-    return target is not None and target.kind.name == "llvm"
-
-
 def concat_for(target, db_dir=None, wanted: str | None = None) -> str:
     """Whether channel concats stay kernels (``keep``) or move into their consumers
     (``split``, concat_split.py): ``wanted`` (the user's option) first; then what the database
     in ``db_dir`` was tuned with (its workloads exist only in that form); ``keep`` for a
-    database from before the choice was recorded; else ``split`` on CPU (LLVM) targets, where
-    it was measured, and ``keep`` on GPUs, where it was not (each split conv is one more
-    kernel launch)."""
-    new = "split" if _on_cpu(target) else "keep"
+    database from before the choice was recorded; else ``split`` on x86-64 CPU targets, where
+    it was measured, and ``keep`` elsewhere (on GPUs each split conv is one more kernel
+    launch; other CPUs were not measured)."""
+    new = "split" if x86_measured(target) else "keep"
     return recorded_choice(db_dir, "concat", wanted, before="keep", new=new)
 
 
@@ -110,9 +110,9 @@ def out_channels_for(target, db_dir=None, wanted: str | None = None) -> str:
     """Whether convs keep their output channels (``keep``) or are padded to whole vectors
     where that costs little (``pad``, pad_channels.py): ``wanted`` first; then what the
     database in ``db_dir`` was tuned with; ``keep`` for a database from before the choice was
-    recorded; else ``pad`` on CPU (LLVM) targets (the vectors are theirs) and ``keep``
-    elsewhere. NCHW builds keep them either way."""
-    new = "pad" if _on_cpu(target) else "keep"
+    recorded; else ``pad`` on x86-64 CPU targets (measured there) and ``keep`` elsewhere.
+    NCHW builds keep them either way."""
+    new = "pad" if x86_measured(target) else "keep"
     return recorded_choice(db_dir, "out_channels", wanted, before="keep", new=new)
 
 
@@ -120,9 +120,9 @@ def input_transpose_for(target, db_dir=None, wanted: str | None = None) -> str:
     """Whether an NHWC build transposes the NCHW input in a kernel of its own (``kernel``) or
     has the first conv read it (``conv``, input_transpose.py): ``wanted`` first; then what
     the database in ``db_dir`` was tuned with; ``kernel`` for a database from before the
-    choice was recorded; else ``conv`` on CPU (LLVM) targets, where it was measured, and
-    ``kernel`` on GPUs, where it was not. NCHW builds have no transpose."""
-    new = "conv" if _on_cpu(target) else "kernel"
+    choice was recorded; else ``conv`` on x86-64 CPU targets, where it was measured, and
+    ``kernel`` elsewhere. NCHW builds have no transpose."""
+    new = "conv" if x86_measured(target) else "kernel"
     return recorded_choice(db_dir, "input_transpose", wanted, before="kernel", new=new)
 
 
@@ -133,7 +133,7 @@ def lowering_for(target, db_dir=None, layout: str | None = None, conv2d: str | N
     else the database's, else the default: ``lower_for_tuning``'s keyword arguments."""
     lay = layout_for(target, db_dir, layout)
     return {"layout": lay, "conv2d": conv2d_for(db_dir, conv2d),
-            "spatial_mean": (spatial_mean_for(db_dir, spatial_mean) if lay == "NHWC"
+            "spatial_mean": (spatial_mean_for(target, db_dir, spatial_mean) if lay == "NHWC"
                              else "reduce"),
             "concat": concat_for(target, db_dir, concat),
             "out_channels": (out_channels_for(target, db_dir, out_channels) if lay == "NHWC"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import database
+from . import database, targets
 
 CHOICES = ("auto", "none")      # --recipe
 
@@ -68,18 +68,6 @@ RECIPES = {r.model: r for r in (
 )}
 
 
-def measured_on(target) -> bool:
-    """Whether recipes were measured for this target: an LLVM target for x86-64."""
-    if target is None or target.kind.name != "llvm":
-        return False
-    triple = str(target.attrs.get("mtriple", "") or "")
-    if not triple:
-        from tvm.target import codegen
-
-        triple = str(codegen.llvm_get_system_triple())
-    return triple.startswith(("x86_64", "x86-64"))
-
-
 def resolve(model: str, target, choice: str, wanted: dict, meta: dict, exists: bool,
             tunes: bool = True, layout: str | None = None) -> tuple[dict, dict | None]:
     """Every recipe option's value for this session, and the recipe record (None: none).
@@ -97,7 +85,7 @@ def resolve(model: str, target, choice: str, wanted: dict, meta: dict, exists: b
         record = database.recipe_of(meta)
         applied = {k: v for k, v in ((record or {}).get("applied") or {}).items()
                    if k in SESSION_OPTIONS}
-    elif choice != "none" and tunes and measured_on(target) and model in RECIPES:
+    elif choice != "none" and tunes and targets.x86_measured(target) and model in RECIPES:
         recipe = RECIPES[model]
         record = {"model": recipe.model, "applied": {},
                   "evidence": [f"experiments/{e}/" for e in recipe.evidence]}

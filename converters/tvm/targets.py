@@ -90,12 +90,64 @@ def host_target_dict() -> dict:
             "num-cores": physical_cores()}
 
 
+# What ``x86_measured`` answers, for records (``defaults``) and tuning.json.
+DEFAULTS_MEASURED = "x86-measured"
+DEFAULTS_PLAIN = "plain"
+
+
+def x86_measured(target) -> bool:
+    """Whether edgebench's CPU lowering defaults (passes.py: NHWC, split concats, padded
+    channels, the input read by the first conv, spatial means as matmul; design_space.py's
+    vector-width tiling; fast_math.py) and tuning recipes (recipes.py) apply to ``target``:
+    an LLVM target for x86-64, the only CPUs they were measured on. Other CPUs (the Orin's
+    Arm cores) and GPUs get TVM's plain defaults until measured there."""
+    if target is None or target.kind.name != "llvm":
+        return False
+    triple = str(target.attrs.get("mtriple", "") or "")
+    if not triple:
+        from tvm.target import codegen
+
+        triple = str(codegen.llvm_get_system_triple())
+    return triple.startswith(("x86_64", "x86-64"))
+
+
+def defaults_for(target) -> str:
+    """``x86-measured`` or ``plain``: which defaults a build or tuning session of ``target``
+    gets where neither the user nor its database chose (``x86_measured``)."""
+    return DEFAULTS_MEASURED if x86_measured(target) else DEFAULTS_PLAIN
+
+
+def default_target_name(jetson: bool, cuda_driver: bool) -> str:
+    """What ``--tvm-target`` means when not given: on a Jetson with a CUDA driver its GPU
+    (``jetson-agx-orin``), so that TVM sits beside TensorRT on the same device; elsewhere
+    this machine's CPU (``host``)."""
+    return JETSON_NAME if jetson and cuda_driver else "host"
+
+
+def _probe_default_target() -> str:
+    import ctypes
+
+    from edgebench.telemetry.sysfs import is_jetson
+
+    if not is_jetson():
+        return "host"
+    try:
+        ctypes.CDLL("libcuda.so.1")     # the driver JetPack installs; no GPU call is made
+        cuda = True
+    except OSError:
+        cuda = False
+    return default_target_name(True, cuda)
+
+
 def resolve_target(value: Any = None):
     """``host`` | ``jetson-agx-orin`` | ``jetson-agx-orin-cpu`` | a TVM target tag | a JSON object (text or dict)
-    -> (tvm.target.Target, display name). Raises TargetError with the reason."""
+    -> (tvm.target.Target, display name); None or "" is ``default_target_name``'s for this
+    machine. Raises TargetError with the reason."""
     import tvm
 
-    if value is None or value == "" or value == "host":
+    if value is None or value == "":
+        value = _probe_default_target()
+    if value == "host":
         return tvm.target.Target(host_target_dict()), "host"
     if isinstance(value, dict):
         d = value

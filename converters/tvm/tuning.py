@@ -272,7 +272,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         info["allocation"] = {**info["allocation"], **loop.recapped}
     if run_trials or interrupted or reused["records"]:
         database.record_session(db_dir, {
-            "started_at": started_at, **lowering, "batch_size": batch,
+            "started_at": started_at, **lowering, "defaults": targets.defaults_for(target),
+            "batch_size": batch,
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
             "trials_per_iter": info["trials_per_iter"],
             "max_trials_per_task": info["max_trials_per_task"],
