@@ -274,55 +274,6 @@ def test_profiler_maps_every_kernel_call_to_its_tuning_task():
         ["conv", "matmul", "data movement", "elementwise/other"]
 
 
-def test_tasks_share_the_network_by_calls_times_flops():
-    """--allocation share: each task's share is its calls x its TIR function's FLOPs. Two
-    identical 3x3 convs (one task, weight 2) against a 1x1 conv and a transpose: the shares
-    are the arithmetic's, exactly."""
-    import torch
-
-    from converters.tvm import passes, scheduler, targets
-    from converters.tvm.importer import import_model
-
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Conv2d(8, 8, 3, padding=1, bias=False),
-        torch.nn.Conv2d(8, 8, 3, padding=1, bias=False),            # same task as the first
-        torch.nn.Conv2d(8, 16, 1, bias=False)).eval()
-    target, _ = targets.resolve_target("host")
-    mod, _, _ = import_model(model, (1, 8, 10, 10), "auto")
-    tasks = passes.extract_tasks(passes.lower_for_tuning(mod, target, "NHWC", "direct"), target)
-    shares = dict(zip((t.task_name for t in tasks), scheduler.task_shares(tasks)))
-    weights = {t.task_name: int(t.weight) for t in tasks}
-    conv3 = next(n for n in shares if weights[n] == 2)
-    conv1 = next(n for n in shares if "conv2d" in n and n != conv3)
-    # multiply-adds: 3x3 conv 10*10*8*8*9 per call, two calls; 1x1 conv 10*10*16*8
-    work3, work1 = 2 * 2 * 10 * 10 * 8 * 8 * 9, 2 * 10 * 10 * 16 * 8
-    assert abs(shares[conv3] / shares[conv1] - work3 / work1) < 1e-6, shares
-    assert abs(sum(shares.values()) - 1) < 1e-9
-    assert all(v == 0 for n, v in shares.items() if "transpose" in n), shares
-
-
-def test_batches_and_caps_follow_the_share():
-    """ResNet-152's shares (calls x FLOPs of its 29 tasks, 2026-11-26): even batches of 17
-    spent 493 of 512 trials in the first round; by share, the tasks with at least an even
-    share keep 17, the others get fewer (never under 2) and the largest may take its share of
-    the budget."""
-    from converters.tvm import scheduler
-
-    shares = [0.351, 0.161, 0.156, 0.070, 0.036, 0.031, 0.030, 0.020, 0.014, 0.013,
-              0.010, 0.010, 0.010, 0.010, 0.009, 0.009, 0.009, 0.009, 0.009, 0.009, 0.009,
-              0.009, 0.004, 0.001, 0.0, 0.0, 0.0, 0.0, 0.0]
-    batches = scheduler.batch_sizes(shares, 17)
-    assert batches[:5] == [17] * 5                    # 1/29 = 0.0345: an even share or more
-    assert batches[5:8] == [16, 15, 10]               # ceil(17 * 29 * share)
-    assert batches[-7:] == [2] * 7                    # the floor
-    assert sum(batches) == 214 < 29 * 17
-    caps = scheduler.task_caps(shares, 512, 72)
-    assert caps[:3] == [180, 83, 80] and caps[3:] == [72] * 26
-    assert scheduler.batch_sizes([0.5, 0.5], 2) == [2, 2]        # a floor above per_iter
-    assert scheduler.batch_sizes([1 / 3] * 3, 8) == [8, 8, 8]    # even shares: even batches
-
-
 def test_layout_follows_the_option_then_the_database_then_the_target(tmp_path):
     from converters.tvm import database, passes, targets
 
@@ -431,10 +382,6 @@ def test_unbuildable_model_reports_compiler_message(tmp_path):
     (["--trials", "-1"], "--trials"),
     (["--input-size", "224"], "3x224x224"),
     (["--trials", "0"], "nothing to do"),
-    (["--rerank", "1"], "at least 2 records"),
-    (["--trials", "0", "--prefetch", "0"], "must be >= 1"),
-    (["--trials", "0", "--prefetch", "--target", "jetson-agx-orin"], "on this CPU"),
-    (["--trials", "0", "--prefetch", "--target", "jetson-agx-orin-cpu"], "on this CPU"),
     (["--batch-sizes", "1,2"], "only applies to --export"),
     (["--target", "jetson-agx-orin", "--trials", "8"], "--rpc-tracker"),
     (["--transfer-from", "/no/such/dir"], "no such directory"),
@@ -460,7 +407,7 @@ def test_unknown_model_exit_2(capsys):
 
 def test_help_explains():
     """Option summaries, the defaults and where the rest is: short enough to read (the
-    figures behind each choice are in docs/tvm-findings.md, not here)."""
+    figures behind each choice are in experiments/FINDINGS.md, not here)."""
     import re
 
     r = _cli("--help", timeout=60)

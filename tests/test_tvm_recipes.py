@@ -46,8 +46,8 @@ def test_a_new_database_on_this_cpu_takes_its_models_recipe_for_the_unset_option
                if not (REPO / "experiments" / e).is_dir()]
     assert not missing, missing
     # the user's option wins, and is not recorded as the recipe's
-    values, record = _resolve("resnet152", wanted={"conv2d": "direct", "allocation": "share"})
-    assert values["conv2d"] == "direct" and values["allocation"] == "share"
+    values, record = _resolve("resnet152", wanted={"conv2d": "direct", "allocation": "uniform"})
+    assert values["conv2d"] == "direct" and values["allocation"] == "uniform"
     assert values["design_space"] == "multi-vector"
     assert "conv2d" not in record["applied"] and "allocation" not in record["applied"]
     # a model without a recipe gets the plain defaults

@@ -163,7 +163,6 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert meta["sessions"][-1]["trials_per_iter"] == 4
     assert meta["sessions"][-1]["max_trials_per_task"] >= 4
     assert meta["sessions"][-1]["allocation"] == {"rule": "uniform"}      # the default
-    assert meta["sessions"][-1]["builder_pool"] == "kept"                  # the default
     # The machine's speed, sampled after every measured batch (at most 4 candidates each;
     # a data-movement task's space can hold fewer): one compute figure per CPU, one memory
     # figure, and the last sample at the session's last trial.
@@ -340,122 +339,6 @@ def test_shared_kernels_reuse_another_models_records(tuned_dir, tmp_path):
         "database": str(foreign), "layout": "NCHW", "design_space": "default",
         "tasks": reused["tasks"]}]
     assert "reuse: 1 database(s) left out, tuned in another layout or design space" in r.stderr
-
-
-def test_rerank_remeasures_the_best_records_and_builds_apply_them(tuned_dir, tmp_path):
-    """--rerank: each task's best records built and run again side by side; the fastest by
-    median goes to <database>/reranked/ with that median as its measurement, the original
-    records stay, the cache fingerprint changes, and a build applies it, with parity."""
-    import converters
-    from converters.tvm import database
-
-    src = _db_dir(tuned_dir["root"])
-    root = tmp_path / "tuning"
-    db = root / src.parent.name / src.name
-    shutil.copytree(src, db, ignore=shutil.ignore_patterns("logs"))
-    records_before = (db / database.DB_RECORDS).read_bytes()
-    fingerprint = database.database_fingerprint(db)
-    hashes, recs = database._records_by_workload(db)
-    eligible = sum(sum(r < 1e9 for r in v) >= 2 for v in recs.values())
-    assert eligible > 0
-    r = _cli("--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
-             "--tuning-dir", str(root), "--trials", "0", "--rerank", "2", "--no-progress",
-             "--summary", str(tmp_path / "s.json"))
-    assert r.returncode == 0, r.stderr[-3000:]
-    s = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["rerank"]
-    assert s["tasks"] == eligible and s["top_k"] == 2 and s["runs"] == 3
-    meta = json.loads((database.reranked_dir(db) / "rerank.json").read_text(encoding="utf-8"))
-    for row in meta["per_task"]:
-        measured = [v for v in row["remeasured_us"] if v is not None]
-        assert len(row["stored_us"]) == 2 and measured
-        assert row["remeasured_us"][row["picked"]] == min(measured)     # the fastest today
-    # One record per re-ranked task, its run time the re-measured median.
-    picked = {row["remeasured_us"][row["picked"]] for row in meta["per_task"]}
-    rr_hashes, rr_recs = database._records_by_workload(database.reranked_dir(db))
-    assert len(rr_hashes) == eligible and all(len(v) == 1 for v in rr_recs.values())
-    assert {round(v[0] * 1e6, 1) for v in rr_recs.values()} == picked
-    assert (db / database.DB_RECORDS).read_bytes() == records_before
-    assert database.database_fingerprint(db) != fingerprint
-    assert f"reranked {eligible} tasks" in r.stderr
-    art = converters.get("tvm").convert(_spec({"tuning_dir": str(root)}), tmp_path / "cache")
-    assert art.meta["tuning"]["reranked"]["tasks"] == eligible
-    x = np.random.RandomState(5).standard_normal((1, *SIZE)).astype(np.float32)
-    spec = _spec({"tuning_dir": str(root)})
-    got = converters.get("tvm").load(art, spec)(x)
-    assert np.abs(got - _torch_logits(spec, x)).max() <= TOL
-    # The tuner's estimate takes the re-ranked record where there is one (builds apply it).
-    from converters.tvm import passes, targets
-    from converters.tvm.importer import import_model
-
-    target, _ = targets.resolve_target("host")
-    mod, _, _ = import_model(spec.build(), (1, *SIZE), "auto")
-    lowered = passes.lower_for_tuning(mod, target, **passes.lowering_for(target, db))
-    tasks = passes.extract_tasks(lowered, target)
-    rows = database.tuning_summary(db, tasks)["per_task"]
-    rr = [t for t in rows if "reranked_us" in t]
-    assert len(rr) == eligible
-    assert any(t["reranked_us"] != t["best_us"] for t in rr)     # medians, not minima
-    # 12 trials leave tasks without a record (no estimate at all): sum the tuned ones.
-    tuned = [t for t, row in zip(tasks, rows) if row["best_us"] is not None]
-    summ = database.tuning_summary(db, tuned)
-    want = sum(t["weight"] * t.get("reranked_us", t["best_us"]) for t in summ["per_task"]) / 1e3
-    assert abs(summ["estimate_ms"] - want) < 1e-3 * len(tuned)
-    # More trials make the picks stale: the session drops them and says to re-rank.
-    n = len(_records(db))
-    r = _cli("--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
-             "--tuning-dir", str(root), "--trials", str(n + 4), "--trials-per-iter", "4",
-             "--population", "64", "--allocation", "share", "--no-progress")
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert len(_records(db)) > n
-    # --allocation share: batches by share of the arithmetic (4 for the largest, floor 2)
-    alloc = json.loads((db / "tuning.json").read_text(encoding="utf-8"))["sessions"][-1]["allocation"]
-    assert alloc["rule"] == "share" and \
-        2 * len(tasks) <= alloc["first_round_trials"] < 4 * len(tasks), alloc
-    assert alloc["largest_shares"][0]["batch"] == 4 and alloc["largest_shares"][0]["share"] > 0
-    assert not database.reranked_dir(db).exists() and "run --rerank again" in r.stderr
-
-
-def test_prefetch_choice_is_kept_beside_the_database_and_builds_apply_it(tuned_dir, tmp_path):
-    """--trials 0 --prefetch: every tuned kernel a prefetch fits measured alone with and
-    without one; the choice goes to <database>/prefetch.json (the database's records stay),
-    changes the cache fingerprint, and a build applies it to the kernels it names, with
-    parity, and says so in the record's tuning block."""
-    import converters
-    from converters.tvm import database
-    from converters.tvm.prefetch import choice
-
-    src = _db_dir(tuned_dir["root"])
-    root = tmp_path / "tuning"
-    db = root / src.parent.name / src.name
-    shutil.copytree(src, db, ignore=shutil.ignore_patterns("logs", "reranked", "prefetch.json"))
-    records_before = (db / database.DB_RECORDS).read_bytes()
-    fingerprint = database.database_fingerprint(db)
-    r = _cli("--model", MODEL, "--input-size", SIZE_ARG, "--weights", "random",
-             "--tuning-dir", str(root), "--trials", "0", "--prefetch", "--no-progress",
-             "--summary", str(tmp_path / "s.json"))
-    assert r.returncode == 0, r.stderr[-3000:]
-    s = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["prefetch"]
-    kept = choice.load(db)
-    assert s["kernels_measured"] == kept["kernels_measured"] == len(kept["per_kernel"]) > 0
-    assert s["distance"] == 2048 and s["rounds"] == choice.ROUNDS
-    assert f"prefetch: {s['chosen']} of {s['kernels_measured']} kernels" in r.stderr
-    for row in kept["per_kernel"]:
-        assert row["picked"] in (None, *row["arms"])
-        assert f"{row['kernel']}: {row['picked'] or 'none'}" in r.stderr
-    assert (db / database.DB_RECORDS).read_bytes() == records_before
-    assert database.database_fingerprint(db) != fingerprint
-    # Whatever today's figures chose: keep a placement in every measured kernel, and the
-    # build must apply each of them and still compute the model.
-    for row in kept["per_kernel"]:
-        row["picked"] = next(iter(row["arms"]))
-    choice.save(db, kept)
-    spec = _spec({"tuning_dir": str(root)})
-    art = converters.get("tvm").convert(spec, tmp_path / "cache")
-    pf = art.meta["tuning"]["prefetch"]
-    assert pf["applied"] == len(kept["per_kernel"]) and pf["unmatched"] == [], pf
-    x = np.random.RandomState(6).standard_normal((1, *SIZE)).astype(np.float32)
-    got = converters.get("tvm").load(art, spec)(x)
-    assert np.abs(got - _torch_logits(spec, x)).max() <= TOL
 
 
 def test_measured_allocation_halves_the_first_round_then_caps_by_measured_time(tmp_path):
@@ -691,7 +574,7 @@ def test_runner_gives_gather_kernels_valid_indices():
 
 
 def test_kept_builder_pool_builds_every_batch_in_the_same_workers_then_restarts():
-    """--builder-pool kept: the worker that built the first batch builds the next ones (no
+    """The kept builder pool: the worker that built the first batch builds the next ones (no
     second start: Python and TVM imported once), every artifact runs, and after
     RECYCLE_AFTER batches a new pool starts (TVM's LocalBuilder restarts its pool for a leak
     in long-used workers)."""
@@ -705,7 +588,7 @@ def test_kept_builder_pool_builds_every_batch_in_the_same_workers_then_restarts(
     mod = tvm.IRModule({"main": te.create_prim_func([a, te.compute((64, 64),
                                                      lambda i, j: a[i, j] * 2.0, name="b")])})
     target, _ = targets.resolve_target("host")
-    builder = runner.make_builder(TuneConfig(builder_workers=1, builder_pool="kept"))
+    builder = runner.make_builder(TuneConfig(builder_workers=1))
     builder.RECYCLE_AFTER = 2
     measure = ms.runner.LocalRunner(timeout_sec=60,
                                     evaluator_config=ms.runner.EvaluatorConfig(number=1))

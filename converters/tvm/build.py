@@ -14,30 +14,15 @@ from . import importer as importer_
 from .errors import TvmError
 
 
-def apply_database(mod, target, db_dir: str | None, *, prefetch: bool = True,
-                   report: dict | None = None):
-    """Apply the best records of the tuning database in ``db_dir`` (if any; its re-ranked
-    records first, rerank.py) and fold the weight-layout rewrites the tuned schedules
-    introduced into the constants; then, with ``prefetch``, the weight prefetch chosen for
-    its kernels (``edgebench.tune --prefetch``, prefetch/choice.py), if one was. ``report``,
-    when given, gets "prefetch": what was applied (None: no choice kept)."""
+def apply_database(mod, target, db_dir: str | None):
+    """Apply the best records of the tuning database in ``db_dir`` (if any) and fold the
+    weight-layout rewrites the tuned schedules introduced into the constants."""
     from tvm.s_tir import meta_schedule as ms
 
     if not db_dir or not database.database_exists(db_dir):
         return mod
-    db = ms.database.JSONDatabase(work_dir=str(db_dir), allow_missing=False)
-    reranked = database.reranked_dir(db_dir)
-    if database.database_exists(reranked):     # rerank.py: re-measured bests come first
-        db = ms.database.OrderedUnionDatabase(
-            ms.database.JSONDatabase(work_dir=str(reranked), allow_missing=False), db)
-    mod = apply_records(mod, target, db)
-    if prefetch:
-        from .prefetch import choice
-
-        mod, applied = choice.apply_chosen(mod, db_dir)
-        if report is not None:
-            report["prefetch"] = applied
-    return mod
+    return apply_records(mod, target,
+                         ms.database.JSONDatabase(work_dir=str(db_dir), allow_missing=False))
 
 
 def apply_records(mod, target, db):
@@ -93,9 +78,7 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
         tasks = passes.extract_tasks(lowered, target)
         summary = database.tuning_summary(
             db_dir if db_dir and database.database_exists(db_dir) else None, tasks)
-        report: dict = {}
-        applied = apply_database(lowered, target, db_dir, report=report)
-        summary["prefetch"] = report.get("prefetch")    # into the record's tuning block
+        applied = apply_database(lowered, target, db_dir)
         timings["lower_s"] = time.perf_counter() - t
         t = time.perf_counter()
         ex = compile_module(applied, target)

@@ -46,7 +46,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 def build_parser() -> argparse.ArgumentParser:
     """Option summaries only (one or two lines each); what each choice does and what it
-    measured is in docs/tvm.md and docs/tvm-findings.md."""
+    measured is in docs/tvm.md and experiments/FINDINGS.md."""
     p = ArgumentParser(
         prog="python -m edgebench.tune", error_name=NAME,
         usage="python -m edgebench.tune --model MODEL [--target TARGET] [--trials N] "
@@ -112,11 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: vector-width tiling (x86-64, NHWC); multi-vector: and two-vector "
                         "tiles; default: MetaSchedule's")
     g.add_argument("--allocation", choices=scheduler.ALLOCATIONS, default=None,
-                   help="trials per task: uniform (default), measured (by measured time), "
-                        "share (by FLOPs)")
+                   help="trials per task: uniform (default), or measured (caps by each "
+                        "task's measured time)")
     g.add_argument("--runner-caches", choices=runner.RUNNER_CACHES, default=None,
-                   help="candidates measured warm (default), cold (weights flushed) or "
-                        "streamed")
+                   help="candidates measured warm (default), or cold (weights flushed "
+                        "before each call)")
     g.add_argument("--trials-per-iter", type=int, default=None, metavar="N",
                    help="candidates per task per round (default: budget/tasks, 4..64)")
     g.add_argument("--max-trials-per-task", type=int, default=None, metavar="N",
@@ -134,15 +134,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no pre-training on sibling databases")
     g.add_argument("--transfer-from", nargs="+", metavar="DIR", default=None,
                    help="also pre-train the cost model on these databases")
-    g.add_argument("--builder-pool", choices=runner.BUILDER_POOLS, default="kept",
-                   help="builder workers kept between batches (default) or fresh each batch")
-    g.add_argument("--rerank", nargs="?", type=int, const=4, default=None, metavar="K",
-                   help="afterwards, re-measure each task's K best records and apply the "
-                        "fastest")
-    g.add_argument("--prefetch", nargs="?", type=int, const=2048, default=None,
-                   metavar="DISTANCE",
-                   help="afterwards, keep a weight prefetch where it measured faster (local "
-                        "CPU)")
     return p
 
 
@@ -181,7 +172,7 @@ def run(args, parsed) -> dict:
             transfer=args.transfer,
             transfer_from=args.transfer_from, design_space=args.design_space,
             reuse=args.reuse, allocation=args.allocation, op_names=args.only_tasks,
-            builder_pool=args.builder_pool, runner_caches=args.runner_caches, recipe=recipe)
+            runner_caches=args.runner_caches, recipe=recipe)
         prog = Progress(enabled=not args.no_progress and sys.stderr.isatty())
         try:
             res = tuning.tune(model, spec.input_size, args.batch_size, target, db_dir, cfg,
@@ -197,10 +188,6 @@ def run(args, parsed) -> dict:
         if res["interrupted"]:
             summary["interrupted"] = True
             return summary
-    if args.rerank:
-        summary["rerank"] = _rerank(args, spec, model, target, db_dir, lowering)
-    if args.prefetch:
-        summary["prefetch"] = _prefetch(args, spec, model, target, db_dir, lowering)
     if args.export:
         summary["export"] = export.export_artifact(
             args.export, spec, model, target, parsed["target_name"], parsed["batch_sizes"],
@@ -208,69 +195,6 @@ def run(args, parsed) -> dict:
             cuda_format=args.cuda_format, cache=Path(args.cache_dir))
     summary["measure"] = measure(args, parsed, spec, db_dir)
     return summary
-
-
-def _lowered(flag: str, args, spec, model, target, db_dir, lowering: dict):
-    """The model imported and lowered as its database was tuned (what --rerank and
-    --prefetch work on); ``flag`` names the option in the error without a database."""
-    from .importer import import_model
-
-    if not database.database_exists(db_dir):
-        raise TvmError(f"{flag}: no tuning database in {db_dir}")
-    mod, _, _ = import_model(model, (args.batch_size, *spec.input_size), args.importer,
-                             spec=spec, cache=Path(args.cache_dir))
-    return passes.lower_for_tuning(mod, target, **lowering)
-
-
-def _rerank(args, spec, model, target, db_dir, lowering: dict) -> dict:
-    """--rerank: the model's tasks, each task's best records re-measured (rerank.py)."""
-    from . import rerank
-
-    lowered = _lowered("--rerank", args, spec, model, target, db_dir, lowering)
-    tasks = passes.extract_tasks(lowered, target)
-    cfg = tuning.TuneConfig(rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key,
-                            runner_caches=args.runner_caches)
-
-    def say(i, n, row):
-        print(f"rerank {i}/{n} {row['task']}: picked #{row['picked']} "
-              f"(re-measured us: {row['remeasured_us']}; stored: {row['stored_us']})",
-              file=sys.stderr, flush=True)
-    res = rerank.rerank(db_dir, target, tasks, cfg, top_k=args.rerank, on_task=say)
-    print(f"reranked {res['tasks']} tasks in {res['seconds']} s, {res['changed']} changed: "
-          f"{database.reranked_dir(db_dir)}", file=sys.stderr, flush=True)
-    if (Path(db_dir) / database.PREFETCH).is_file() and not args.prefetch:
-        print(f"{Path(db_dir) / database.PREFETCH}: kernels whose record changed get no "
-              "prefetch until --prefetch is run again", file=sys.stderr, flush=True)
-    return {k: v for k, v in res.items() if k != "per_task"}
-
-
-def _prefetch(args, spec, model, target, db_dir, lowering: dict) -> dict:
-    """--prefetch: every tuned kernel measured with and without a weight prefetch, the
-    choice kept beside the database (prefetch/choice.py)."""
-    from . import build
-    from .prefetch import choice
-
-    applied = build.apply_database(
-        _lowered("--prefetch", args, spec, model, target, db_dir, lowering), target, db_dir,
-        prefetch=False)
-
-    def say(i, n, row):
-        arms = ", ".join(f"{a} {s['flushed_ratio']:.3f}x flushed ({s['faster_share']:.0%} of "
-                         f"rounds), {s['warm_ratio']:.3f}x warm" for a, s in row["arms"].items())
-        print(f"prefetch {i}/{n} {row['kernel']}: {row['picked'] or 'none'} "
-              f"({row['none_us']['flushed']} us flushed without; {arms})",
-              file=sys.stderr, flush=True)
-    weights = sum(t.numel() * t.element_size()
-                  for t in [*model.parameters(), *model.buffers()])
-    res = choice.choose(applied, target, distance=args.prefetch, weights_bytes=weights,
-                        on_kernel=say)
-    path = choice.save(db_dir, res)
-    rule = ("weights from memory: flushed time alone" if res["warm_slack"] is None
-            else f"weights fit the cache: warm at most {res['warm_slack']:.0%} slower")
-    print(f"prefetch: {res['chosen']} of {res['kernels_measured']} kernels in "
-          f"{res['seconds']} s ({res['weights_mib']} MiB of weights, {res['llc_mib']} MiB "
-          f"last-level cache, {rule}): {path}", file=sys.stderr, flush=True)
-    return {k: v for k, v in res.items() if k != "per_kernel"}
 
 
 def main(argv=None) -> int:

@@ -44,14 +44,8 @@ def validate(args) -> dict:
     if getattr(args, "spatial_mean", None) == "matmul" and args.layout == "NCHW":
         raise UsageError("--spatial-mean matmul applies to NHWC means (in NCHW the mean's "
                          "pixels are innermost already): drop --layout NCHW")
-    if args.prefetch is not None and args.prefetch < 1:
-        raise UsageError(f"--prefetch {args.prefetch}: the distance must be >= 1 float")
-    if (args.trials == 0 and not args.export and args.measure is None and not args.rerank
-            and not args.prefetch):
-        raise UsageError("nothing to do: --trials 0 without --export, --rerank, --prefetch "
-                         "or --measure")
-    if args.rerank is not None and args.rerank < 2:
-        raise UsageError(f"--rerank needs at least 2 records per task (got {args.rerank})")
+    if args.trials == 0 and not args.export and args.measure is None:
+        raise UsageError("nothing to do: --trials 0 without --export or --measure")
     for name in ("trials_per_iter", "max_trials_per_task", "population"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -83,9 +77,6 @@ def validate(args) -> dict:
             export.cross_compiler_for(target)
         except ExportError as e:
             raise UsageError(f"--export: {e}") from None
-    if args.prefetch and (targets.is_gpu(target) or _cross(target) or args.rpc_tracker):
-        raise UsageError("--prefetch measures the kernels on this CPU: it needs a CPU target "
-                         "that runs here and no --rpc-tracker")
     if args.measure is not None and _cross(target):
         raise UsageError("--measure runs edgebench.full here, and this target's code cannot "
                          "run here: run the printed command on the device instead")

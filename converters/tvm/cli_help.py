@@ -1,5 +1,5 @@
 """The tune command's ``--help`` text beyond the option summaries: targets, defaults,
-recipes, where things go. What each choice measured is in docs/tvm-findings.md."""
+recipes, where things go. What each choice measured is in experiments/FINDINGS.md."""
 from .recipes import RECIPES
 
 
@@ -51,7 +51,7 @@ export: --export DIR writes model-b<B>.so per --batch-sizes value and manifest.j
 The command ends by printing the edgebench.full command that measures the result against
 ONNX Runtime; --measure runs it. Exit codes: 0 done, 1 TVM or the measurement failed, 2 bad
 arguments, 130 interrupted (run it again to resume). Guide: docs/tvm.md; what each choice
-measured: docs/tvm-findings.md.
+measured: experiments/FINDINGS.md.
 """
 
 EPILOG = _EPILOG.replace("{recipes}", _recipe_lines())

@@ -33,28 +33,11 @@ def database_exists(db_dir) -> bool:
         and (p / DB_RECORDS).stat().st_size > 0
 
 
-RERANKED = "reranked"    # rerank.py's database of re-measured best records, applied first
-
-
-def reranked_dir(db_dir) -> Path:
-    return Path(db_dir) / RERANKED
-
-
-PREFETCH = "prefetch.json"   # prefetch/choice.py's kernels with a weight prefetch, applied after
-
-
 def database_fingerprint(db_dir) -> str:
-    """Content hash of the records file ('none' without one), of the re-ranked records and
-    of the prefetch choice where they exist: part of every cache key."""
-    p = Path(db_dir) / DB_RECORDS
+    """Content hash of the records file ('none' without one): part of every cache key."""
     if not database_exists(db_dir):
         return "none"
-    parts = [sha256_file(p)[:16]]
-    if database_exists(reranked_dir(db_dir)):
-        parts.append(sha256_file(reranked_dir(db_dir) / DB_RECORDS)[:16])
-    if (Path(db_dir) / PREFETCH).is_file():
-        parts.append("pf" + sha256_file(Path(db_dir) / PREFETCH)[:16])
-    return "+".join(parts)
+    return sha256_file(Path(db_dir) / DB_RECORDS)[:16]
 
 
 def read_db_meta(db_dir) -> dict:
@@ -138,12 +121,8 @@ def measured_workloads(db_dir) -> set[str]:
 
 def tuning_summary(db_dir, tasks, target=None) -> dict:
     """What the database holds for these tasks: trial count, tasks with a record, and the
-    tuner's own latency estimate (sum over tasks of weight x best measured run). Where
-    ``--rerank`` wrote a task's record (``reranked_dir``), builds apply that one, so the
-    estimate takes its re-measured median instead of the database's minimum."""
+    tuner's own latency estimate (sum over tasks of weight x best measured run)."""
     by_hash = _runs_by_hash(db_dir) if db_dir else {}
-    reranked = (_runs_by_hash(reranked_dir(db_dir))
-                if db_dir and database_exists(reranked_dir(db_dir)) else {})
     trials = tuned = 0
     est = 0.0
     est_complete = True
@@ -152,17 +131,14 @@ def tuning_summary(db_dir, tasks, target=None) -> dict:
         hsh = task_hash(t.dispatched[0])
         runs = by_hash.get(hsh, [])
         ok = [r for r in runs if r < 1e9]
-        picked = [r for r in reranked.get(hsh, []) if r < 1e9]
         trials += len(runs)
         if ok:
             tuned += 1
-            est += t.weight * (picked[0] if picked else min(ok))
+            est += t.weight * min(ok)
         else:
             est_complete = False
         row = {"name": t.task_name, "weight": int(t.weight), "trials": len(runs),
                "best_us": round(min(ok) * 1e6, 2) if ok else None}
-        if picked:
-            row["reranked_us"] = round(picked[0] * 1e6, 2)
         per_task.append(row)
     return {"trials": trials, "tasks_total": len(tasks), "tasks_tuned": tuned,
             "estimate_ms": round(est * 1e3, 4) if est_complete and tasks else None,
@@ -201,25 +177,8 @@ def tuning_meta(db_dir, summary: dict) -> dict:
             # the model's tuning recipe its options came from (recipes.py), if any
             "recipe": ({k: v for k, v in (recipe_of(meta) or {}).items() if k != "evidence"}
                        or None) if status == "tuned" else None,
-            "reranked": reranked_summary(db_dir) if status == "tuned" else None,
             # the sizes with tuned kernels: the throughput search and MultiStream keep to them
-            "batch_sizes": tuned_batch_sizes(db_dir) if status == "tuned" else [],
-            # the build's report (build.apply_database): the choice and what it applied
-            "prefetch": summary.get("prefetch") if status == "tuned" else None}
-
-
-def reranked_summary(db_dir) -> dict | None:
-    """What ``rerank.py`` did to this database (None: never re-ranked)."""
-    if not db_dir or not database_exists(reranked_dir(db_dir)):
-        return None
-    p = reranked_dir(db_dir) / "rerank.json"
-    if not p.is_file():
-        return None
-    try:
-        meta = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return None
-    return {k: meta.get(k) for k in ("tasks", "changed", "top_k", "runs", "at")}
+            "batch_sizes": tuned_batch_sizes(db_dir) if status == "tuned" else []}
 
 
 def _session_sources(meta: dict, key: str) -> list[str]:

@@ -12,7 +12,7 @@ vector length and samples the other tiles as before. It is used where that lengt
 the axis (so no tail is left), and the widest such vector is picked: 16 floats on AVX-512,
 else 8 or 4. Other tasks, NCHW builds and GPU targets keep the default space.
 MobileNetV2 at 512 trials: tuner estimate 3.04 ms with the default space, 1.74-1.78 ms with
-this one over three seeds (docs/tvm-findings.md, "Vector-width tiling").
+this one over three seeds (experiments/FINDINGS.md, "Vector-width tiling").
 
 With ``multi-vector`` a task whose channels also divide into pairs of vectors, and whose
 reduction runs over input channels (not a depthwise conv), gets a second sketch beside that

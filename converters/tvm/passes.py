@@ -40,7 +40,7 @@ def layout_for(target, db_dir=None, wanted: str | None = None) -> str:
     recorded is NCHW); else NHWC on x86-64 CPU targets (``targets.x86_measured``) and NCHW,
     TVM's plain layout, elsewhere. NHWC on x86: with the channels innermost every conv
     vectorises over channels, and MobileNetV2 tuned in NHWC at 512 trials ran 8-29% faster
-    than in NCHW (docs/tvm-findings.md)."""
+    than in NCHW (experiments/FINDINGS.md)."""
     if wanted:
         return wanted.upper()
     if db_dir is not None:

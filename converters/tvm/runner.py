@@ -3,8 +3,6 @@ processes) and runner (local worker processes, or the device registered with a T
 tracker under a key). ``cfg`` is a ``tuning.TuneConfig``."""
 from __future__ import annotations
 
-import functools
-
 from edgebench.util import first_line, physical_cores
 
 from .errors import RpcError
@@ -52,12 +50,7 @@ def check_rpc(tracker: str, key: str, timeout_s: float = 10.0) -> dict:
     return {"tracker": f"{host}:{port}", "key": key}
 
 
-BUILDER_POOLS = ("fresh", "kept")
-
-
 def make_builder(cfg):
-    from tvm.s_tir import meta_schedule as ms
-
     from . import _msbuild
 
     workers = cfg.builder_workers or physical_cores()
@@ -65,9 +58,7 @@ def make_builder(cfg):
     # device's architecture may differ from this machine's.
     kwargs = dict(max_workers=workers, timeout_sec=cfg.build_timeout_s, f_build=_msbuild.build,
                   f_export=None if cfg.rpc_tracker else _msbuild.export_so)
-    if cfg.builder_pool == "kept":
-        return KeptPoolBuilder(**kwargs)
-    return ms.builder.LocalBuilder(**kwargs)
+    return KeptPoolBuilder(**kwargs)
 
 
 class KeptPoolBuilder:
@@ -119,53 +110,16 @@ class KeptPoolBuilder:
 
 
 # How the runner finds a candidate's weights: warm (in the caches from the calls before, as
-# MetaSchedule measures by default), cold (every argument but the data flushed from the CPU's
-# caches before each call, as a kernel finds its weights in a network, which reads each
-# layer's once per inference), or streamed (every call on its own copy of every argument but
-# the data, the copies spanning twice the last-level cache: the weights come from memory with
-# the prefetchers and address translations in the state a network leaves them, which a flush
-# does not reproduce). ResNet-152's kernels on the Zen 4 summed 1.07x their warm time cold and
-# 1.08x in the network (experiments/tvm-resnet152-zen4-2026-11-28/); cold re-ranks ran six
-# networks 0.974-1.031x their warm ones, so warm stays the default. Its four heaviest kernels
-# ran 1.02-1.05x their cold time streamed, within 2.5 % of their network time in 7 of 8 pairs
-# (experiments/tvm-resnet152-roofline-2026-11-28/, two runs).
-RUNNER_CACHES = ("warm", "cold", "streamed")
-COLD_REPEAT = 8          # cold or streamed calls per measurement, each timed on its own
-STREAM_SPAN = 2          # streamed copies span this many last-level caches ...
-STREAM_MAX_COPIES = 64   # ... up to this many copies (a kernel with small weights)
-LLC_FALLBACK_BYTES = 32 << 20
-
-
-@functools.lru_cache(maxsize=1)
-def last_level_cache_bytes() -> int:
-    """The largest CPU cache's size (Linux sysfs), else 32 MiB; read once per process (the
-    streamed runner allocates for every candidate)."""
-    from pathlib import Path
-
-    best = 0
-    for d in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
-        try:
-            text = (d / "size").read_text().strip().upper()
-            kind = (d / "type").read_text().strip()
-        except OSError:
-            continue
-        if kind == "Instruction" or not text:
-            continue
-        unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
-        best = max(best, int(text.rstrip("KMG")) * unit)
-    return best or LLC_FALLBACK_BYTES
-
-
-def stream_copies(bytes_per_copy: int, llc_bytes: int) -> int:
-    """How many copies of a candidate's arguments (but the data) the streamed runner
-    rotates through: enough to span ``STREAM_SPAN`` last-level caches, so the copy a call
-    reads was evicted by the calls since its last use; one where a copy alone spans them."""
-    need = -(-STREAM_SPAN * llc_bytes // max(1, bytes_per_copy))
-    return max(1, min(STREAM_MAX_COPIES, need))
+# MetaSchedule measures by default), or cold (every argument but the data flushed from the
+# CPU's caches before each call, as a kernel finds its weights in a network, which reads each
+# layer's once per inference). Cold re-ranks ran six networks 0.974-1.031x their warm ones,
+# so warm stays the default; ResNet-152's recipe measures cold (experiments/FINDINGS.md).
+RUNNER_CACHES = ("warm", "cold")
+COLD_REPEAT = 8          # cold calls per measurement, each timed on its own
 
 
 def caches_for(target, db_dir=None, wanted: str | None = None) -> str:
-    """The runner's caches for a tuning session or a re-rank: ``wanted`` (the user's option)
+    """The runner's caches for a tuning session: ``wanted`` (the user's option)
     first; then what the database in ``db_dir`` was measured with (its records compare only
     with records measured the same way; one from before the choice was recorded: warm);
     else warm. GPUs are always warm: the flush is a CPU one."""
@@ -186,14 +140,12 @@ def caches_for(target, db_dir=None, wanted: str | None = None) -> str:
 def evaluator_config(cfg):
     """MetaSchedule's EvaluatorConfig for ``cfg.runner_caches``. Cold: one call per repeat,
     each after a flush; MetaSchedule flushes before each repeat only, and min_repeat_ms would
-    add warm calls to it. Streamed: one call per repeat too, no flush (``run_streamed``
-    rotates the arguments instead)."""
+    add warm calls to it."""
     from tvm.s_tir import meta_schedule as ms
 
-    caches = cfg.runner_caches or "warm"
-    if caches in ("cold", "streamed"):
+    if cfg.runner_caches == "cold":
         return ms.runner.EvaluatorConfig(number=1, repeat=COLD_REPEAT, min_repeat_ms=0,
-                                         enable_cpu_cache_flush=caches == "cold")
+                                         enable_cpu_cache_flush=True)
     return ms.runner.EvaluatorConfig(number=cfg.number, repeat=cfg.repeat,
                                      min_repeat_ms=cfg.min_repeat_ms,
                                      enable_cpu_cache_flush=False)
@@ -203,21 +155,11 @@ def make_runner(cfg):
     from tvm.s_tir import meta_schedule as ms
 
     ev = evaluator_config(cfg)
-    streamed = cfg.runner_caches == "streamed"
     if cfg.rpc_tracker:
-        if streamed:
-            from .errors import TvmError
-
-            raise TvmError("--runner-caches streamed allocates its argument copies in the "
-                           "local runner's process; over RPC use --runner-caches cold")
         host, port = parse_tracker(cfg.rpc_tracker)
         rc = ms.runner.RPCConfig(tracker_host=host, tracker_port=port, tracker_key=cfg.rpc_key,
                                  session_timeout_sec=cfg.rpc_session_timeout_s)
         return ms.runner.RPCRunner(rpc_config=rc, evaluator_config=ev, max_workers=1)
-    if streamed:
-        return ms.runner.LocalRunner(timeout_sec=cfg.run_timeout_s, evaluator_config=ev,
-                                     f_alloc_argument=alloc_streamed,
-                                     f_run_evaluator=run_streamed)
     return ms.runner.LocalRunner(timeout_sec=cfg.run_timeout_s, evaluator_config=ev,
                                  f_alloc_argument=alloc_valid_indices)
 
@@ -240,41 +182,3 @@ def alloc_valid_indices(device, args_info, alloc_repeat):
             if "int" in str(a.dtype):
                 a.copyfrom(np.zeros(a.shape, dtype=str(a.dtype)))
     return repeated
-
-
-def alloc_streamed(device, args_info, alloc_repeat):  # noqa: ARG001 - the copies are ours
-    """The streamed runner's arguments: one data tensor (the first argument, which a network's
-    kernel finds in the caches, as the previous kernel wrote it) shared by ``stream_copies``
-    sets of every other argument, each filled as ``alloc_valid_indices`` fills them. The set
-    allocated first is the one evicted longest ago."""
-    import numpy as np
-
-    data = alloc_valid_indices(device, args_info[:1], 1)[0]
-    per_copy = sum(int(np.prod(shape)) * np.dtype(dtype).itemsize
-                   for _, dtype, shape in args_info[1:])
-    copies = stream_copies(per_copy, last_level_cache_bytes())
-    rest = alloc_valid_indices(device, args_info[1:], copies)
-    return [data + r for r in rest]
-
-
-def run_streamed(rt_mod, device, evaluator_config, repeated_args):
-    """``evaluator_config.repeat`` calls, each timed alone and each on the next set of
-    ``repeated_args`` in the order they were allocated, after one untimed call on the last
-    set (still in the caches from its allocation) so that the first timed call does not pay
-    for loading the code or waking the thread pool. Timed here, not by ``time_evaluator``:
-    that calls the function once untimed before it times, which would bring the set's
-    weights into the caches. A call from Python adds the same microsecond or two to every
-    candidate of a task, so their order stands."""
-    import time
-
-    f = rt_mod[rt_mod.entry_name]
-    f(*repeated_args[-1])
-    device.sync()
-    costs = []
-    for i in range(evaluator_config.repeat):
-        args = repeated_args[i % len(repeated_args)]
-        t0 = time.perf_counter_ns()
-        f(*args)
-        device.sync()
-        costs.append((time.perf_counter_ns() - t0) / 1e9)
-    return costs

@@ -7,8 +7,8 @@ import os
 import shutil
 import time
 
-ALLOCATIONS = ("measured", "share", "uniform")
-SMALLEST_BATCH = 2      # candidates per batch for a task with a small share of the work
+ALLOCATIONS = ("measured", "uniform")
+SMALLEST_BATCH = 2      # the smallest first-round batch of --allocation measured
 # Where a session's time goes, per batch: the evolutionary search (cost model included), the
 # builder (compile and link), the runner (load and time), what is learned from the results
 # (database commits, the cost model's update), and the machine-speed probe.
@@ -21,34 +21,6 @@ def _normalised(work: list[float]) -> list[float]:
     if total <= 0:
         return [1.0 / len(work)] * len(work) if work else []
     return [w / total for w in work]
-
-
-def task_shares(tasks) -> list[float]:
-    """Each task's share of the network's arithmetic: calls (the task's weight) x the TIR
-    function's floating-point operations (``estimate_tir_flops``), normalised to sum to 1.
-    Tasks with no arithmetic (transposes) get 0. Uniform when nothing can be counted."""
-    return _normalised([float(task.weight) * task_flops(task) for task in tasks])
-
-
-def task_flops(task) -> float:
-    """Floating-point operations of one call of a task's kernel (``estimate_tir_flops``: a
-    multiply-add counts 2); 0 for a function the estimator cannot walk."""
-    from tvm.s_tir.analysis import estimate_tir_flops
-
-    try:
-        return max(0.0, float(estimate_tir_flops(task.dispatched[0])))
-    except Exception:  # noqa: BLE001 - a function the estimator cannot walk
-        return 0.0
-
-
-def batch_sizes(shares: list[float], per_iter: int, smallest: int = SMALLEST_BATCH) -> list[int]:
-    """Candidates per batch for each task: ``per_iter`` for a task with at least an even share
-    of the work (1/n), proportionally fewer below it, never under ``smallest``. The first
-    round gives every task one batch; with even batches it took 29 x 17 = 493 of ResNet-152's
-    512 trials, so the three tasks that hold 67% of its arithmetic got 17-51 trials each."""
-    n = len(shares)
-    low = min(per_iter, smallest)
-    return [max(low, min(per_iter, math.ceil(per_iter * n * s - 1e-9))) for s in shares]
 
 
 def task_caps(shares: list[float], budget: int, cap: int) -> list[int]:
@@ -67,7 +39,7 @@ def first_round_batch(per_iter: int) -> int:
 
 def measured_shares(weights: list[float], best_s: list) -> list[float]:
     """Each task's share of the network's measured time: calls x its best latency so far,
-    normalised. Unlike FLOPs (``task_shares``) this sees memory-bound kernels (depthwise
+    normalised. Unlike FLOPs this sees memory-bound kernels (depthwise
     convs, layer norms, softmaxes) for what they cost. A task with no good measurement
     gets 0; uniform when no task has one."""
     return _normalised([float(w) * b if b is not None and b < 1e9 else 0.0

@@ -7,7 +7,7 @@ are measurements of this very kernel on this very target. ResNet-50, -101 and -1
 session after it, with the same flags, runs 21 trials). Only from databases tuned in this
 session's layout and design space, as for transfer (``reuse_alike``): with the model recipes,
 EfficientNet-B0 (one-vector) no longer takes the 6 kernels it shares with MobileNetV2's
-multi-vector database (docs/tvm-findings.md, "Reuse across models"). A copy is replayed on this
+multi-vector database (experiments/FINDINGS.md, "Reuse across models"). A copy is replayed on this
 model's kernel first, under its block names (``replayed``).
 
 Warm start (resume): the measurements this model's own database already holds.
@@ -64,7 +64,7 @@ def auto_transfer(wanted, session_space: str) -> bool:
     measured to help (``AUTO_SPACES``). Multi-vector, Zen 5, 512 trials, by the fastest call
     against the same session without transfer: ResNet-152's network 0.970x and 0.957x over
     two seeds, SqueezeNet 1.1's 0.975x (experiments/tvm-transfer-multi-2026-11-29/). In the
-    one-vector space it measured no gain (docs/tvm-findings.md, "Cost-model transfer"), so it stays
+    one-vector space it measured no gain (experiments/FINDINGS.md, "Cost-model transfer"), so it stays
     off there."""
     return bool(wanted) if wanted is not None else session_space in AUTO_SPACES
 
@@ -112,7 +112,7 @@ def split_by_profile(db_dirs, profile: tuple[str, str]) -> tuple[list[Path], lis
     """The databases tuned like this session (``profile``: layout, design space), and the
     others with theirs. Only the first are used for the transfer: NCHW databases of the
     default space pre-training an NHWC vector-width search took mobilenetv2's 512-trial
-    estimate from 1.74 to 3.63 ms (docs/tvm-findings.md, "Vector-width tiling")."""
+    estimate from 1.74 to 3.63 ms (experiments/FINDINGS.md, "Vector-width tiling")."""
     same, other = [], []
     for d in db_dirs:
         p = database.database_profile(d)
@@ -284,7 +284,7 @@ def reuse_alike(db_dir, tasks, candidates, profile: tuple[str, str]) -> dict:
     seeds, against 1.02x and 1.03x without them (experiments/tvm-reuse-effnet-2026-12-02/).
     On Zen 4 it went the other way, by less (0.902x and 0.915x with the copies, 0.926x
     without; experiments/tvm-reuse-space-zen4-2026-12-03/): a default on mixed evidence
-    (docs/tvm-findings.md, "Reuse across models").
+    (experiments/FINDINGS.md, "Reuse across models").
 
     The result is ``reuse_records``' plus ``skipped``: the other-profile databases that hold
     measurements of some of this model's missing kernels, with their layout, design space

@@ -29,7 +29,6 @@ import dataclasses
 import datetime as dt
 import logging
 import math
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -50,7 +49,6 @@ class TuneConfig:
     max_trials_per_task: Optional[int] = None
     population: int = 256               # evolutionary search population (512 in TVM)
     builder_workers: Optional[int] = None
-    builder_pool: str = "kept"          # kept between batches; fresh: a pool per batch
     build_timeout_s: float = 60.0
     run_timeout_s: float = 30.0
     number: int = 3                     # runner: calls per measurement
@@ -72,7 +70,7 @@ class TuneConfig:
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
     reuse: bool = True                  # start shared kernels from sibling databases' records
     design_space: str = "auto"          # auto: CPU channels-last tiles at the vector width
-    allocation: str = "uniform"         # share: by FLOPs; measured: by measured time (scheduler)
+    allocation: str = "uniform"         # measured: caps by measured time (scheduler)
     runner_caches: Optional[str] = None  # warm | cold (None: runner.caches_for's)
     recipe: Optional[dict] = None       # the recipe the options came from (recipes.resolve)
     verbose: bool = False               # MetaSchedule's own console log
@@ -108,8 +106,7 @@ def _tune_contexts(tasks, db_dir, target, layout: str, cfg: TuneConfig):
 
 
 def _allocation(tasks, cfg: TuneConfig, per_iter: int, cap: int):
-    """Each task's batch size and trial cap (``scheduler.batch_sizes``/``task_caps``), and
-    what tuning.json says of them."""
+    """Each task's batch size and trial cap, and what tuning.json says of them."""
     if cfg.allocation not in scheduler.ALLOCATIONS:
         raise ValueError(f"allocation must be one of {', '.join(scheduler.ALLOCATIONS)} "
                          f"(got '{cfg.allocation}')")
@@ -121,15 +118,6 @@ def _allocation(tasks, cfg: TuneConfig, per_iter: int, cap: int):
             "rule": "measured", "first_round_batch": first,
             "first_round_trials": first * len(tasks), "later_batch": per_iter,
             "caps_from_measured_time": not cfg.max_trials_per_task}
-    shares = scheduler.task_shares(tasks)
-    batches = scheduler.batch_sizes(shares, per_iter)
-    caps = (scheduler.task_caps(shares, cfg.trials, cap) if not cfg.max_trials_per_task
-            else [cap] * len(tasks))
-    top = sorted(range(len(tasks)), key=lambda i: -shares[i])[:5]
-    return batches, caps, {
-        "rule": "share", "first_round_trials": sum(batches),
-        "largest_shares": [{"task": tasks[i].task_name, "share": round(shares[i], 4),
-                            "batch": batches[i], "cap": caps[i]} for i in top]}
 
 
 def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *,
@@ -251,19 +239,6 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
                         pass
     run_trials = loop.done if loop else 0
     state = loop.state if loop else {"errors": 0, "build_errors": 0, "first_error": None}
-    stale = database.reranked_dir(db_dir)
-    if run_trials and stale.is_dir():
-        # Its picks were re-measured among the records of before; builds apply them first, so
-        # a record this session found would be ignored. --rerank makes them again.
-        shutil.rmtree(stale, ignore_errors=True)
-        info["reranked_dropped"] = True
-        print(f"[tune] {stale} dropped: new records since it was made; run --rerank again",
-              file=sys.stderr, flush=True)
-    if run_trials and (Path(db_dir) / database.PREFETCH).is_file():
-        # kept: it names each kernel's schedule, so builds apply it to the kernels whose best
-        # record did not change and leave the others without (their records say how many)
-        print(f"[tune] {Path(db_dir) / database.PREFETCH}: kernels whose schedule changed get "
-              "no prefetch until --prefetch is run again", file=sys.stderr, flush=True)
     tuning_s = time.perf_counter() - t_tune
     after = database.tuning_summary(db_dir, tasks)
     speed = machine_speed.session_record(loop.speed if loop else [], runner_name)
@@ -286,7 +261,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "reused_records": reused,
             "design_space": info.get("design_space"),
             "pool_schedule": info["pool_schedule"],
-            "machine_speed": speed, "phases": phases, "builder_pool": cfg.builder_pool,
+            "machine_speed": speed, "phases": phases,
             "target": targets.target_dict(target), "errors": state["errors"],
             "build_errors": state["build_errors"], **targets.tvm_versions()})
     return {**info, "trials_run": run_trials, "trials_after": after["trials"],
