@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     import tvm
     from tvm.runtime.vm import VirtualMachine
 
-    from converters.tvm import build, database, passes, targets
+    from converters.tvm import build, database, lowering, targets
     from edgebench.measure import timed_calls
     from edgebench.models import make_spec, resolve_weights
 
@@ -56,7 +56,7 @@ def main(argv=None) -> int:
         db = database.db_dir_for(d, target, spec.name, spec.input_size)
         if not database.database_exists(db):
             p.error(f"no database for {spec.name} on this target in {d} (looked in {db})")
-        lowering = passes.lowering_for(target, db)     # the choices it was tuned with
+        lowering = lowering.lowering_for(target, db)     # the choices it was tuned with
         res = build.build_library(model, spec.input_size, 1, target, db_dir=db, spec=spec,
                                   **lowering)
         vm = VirtualMachine(res["executable"], tvm.cpu(0))

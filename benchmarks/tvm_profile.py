@@ -157,7 +157,7 @@ def main(argv=None) -> int:
 
     from converters.onnxruntime.export import export_onnx
     from converters.onnxruntime.session import session_options
-    from converters.tvm import build, database, passes, targets
+    from converters.tvm import build, database, lowering, targets
     from edgebench import sysinfo
     from edgebench.measure import timed_calls
     from edgebench.models import make_spec, resolve_weights
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
                 f"(looked in {db})")
     x = np.random.RandomState(0).standard_normal((1, *spec.input_size)).astype("float32")
 
-    lowering = passes.lowering_for(target, db)
+    lowering = lowering.lowering_for(target, db)
     layout, conv2d = lowering["layout"], lowering["conv2d"]
     res = build.build_library(spec.build(), spec.input_size, 1, target, db_dir=db, spec=spec,
                               **lowering)

@@ -35,7 +35,7 @@ def load(model: str, tuning_dir: str, need_database: bool = True,
     """``model`` (auto weights) and its database in ``tuning_dir`` for ``target`` (any value
     ``targets.resolve_target`` takes; a database tuned on another CPU of the same ISA can be
     built and run here by naming that CPU's target)."""
-    from converters.tvm import database, importer, passes, targets
+    from converters.tvm import database, importer, lowering, passes, targets
     from edgebench.models import make_spec, resolve_weights
 
     target, _ = targets.resolve_target(target)
@@ -47,7 +47,7 @@ def load(model: str, tuning_dir: str, need_database: bool = True,
         raise SystemExit(f"no database for {spec.name} on this target in {tuning_dir} "
                          f"(looked in {db_dir})")
     mod, _, _ = importer.import_model(spec.build(), (1, *spec.input_size))
-    lowered = passes.lower_for_tuning(mod, target, **passes.lowering_for(target, db_dir))
+    lowered = passes.lower_for_tuning(mod, target, **lowering.lowering_for(target, db_dir))
     return TunedModel(target, threads, spec, note, Path(db_dir), mod, lowered)
 
 

@@ -27,7 +27,7 @@ SIX = ["mobilenetv2_100", "squeezenet1_1", "efficientnet_b0", "resnet152", "vgg1
 
 def model_tasks(name: str, target, layout: str | None) -> dict:
     """{workload hash: (task name, weight)} of ``name`` at batch 1."""
-    from converters.tvm import database, passes
+    from converters.tvm import database, lowering, passes
     from converters.tvm.importer import import_model
     from edgebench.models import make_spec, resolve_weights
 
@@ -35,7 +35,7 @@ def model_tasks(name: str, target, layout: str | None) -> dict:
     spec = make_spec(name, weights)
     mod, _, _ = import_model(spec.build(), (1, *spec.input_size), "auto", spec=spec,
                              cache=REPO / "results" / "cache")
-    lowered = passes.lower_for_tuning(mod, target, passes.layout_for(target, None, layout))
+    lowered = passes.lower_for_tuning(mod, target, lowering.lowering_for(target, None, layout=layout)["layout"])
     return {database.task_hash(t.dispatched[0]): (t.task_name, int(t.weight))
             for t in passes.extract_tasks(lowered, target)}
 

@@ -23,7 +23,7 @@ from pathlib import Path
 T_START = time.perf_counter()     # the budget's total: from interpreter start, nearly
 
 from . import plan as planmod
-from .cli_checks import validate  # re-exported: edgebench.parity and tests call cli.validate
+from .cli_checks import validate, variant_options  # noqa: F401 - re-exported: parity, fleet and tests call them here
 from .errors import (EXIT_INTERRUPTED, EXIT_USAGE, ArgumentParser,
                      run_command)
 from .metrics import PARITY_DEFAULTS
@@ -178,34 +178,6 @@ def parity_thresholds(args: argparse.Namespace) -> dict:
             "reduced_min_top5": args.parity_reduced_min_top5,
             "int8_min_top1": args.parity_int8_min_top1,
             "int8_min_cosine": args.parity_int8_min_cosine}
-
-
-MLPERF_OPTIONS = ("mlperf_offline_batch", "mlperf_offline_qps", "mlperf_min_duration",
-                  "mlperf_min_queries", "mlperf_accuracy")
-
-
-def variant_options(args: argparse.Namespace) -> dict:
-    """Every variant's own options by argparse dest name. Values such as "auto" stay as
-    given: each variant settles them on the machine that runs its cells (the probe)."""
-    import converters
-
-    from .models import MODEL_ARGS
-    from .models.args import from_cli
-
-    # The profile is passed on so a variant can scale its own costs (e.g. TVM without tuning).
-    opts = {"profile": args.profile}
-    try:
-        # The model options every worker builds the models with (validate checks them first).
-        opts[MODEL_ARGS] = from_cli(args).to_json()
-    except ValueError:
-        opts[MODEL_ARGS] = {}
-    for key in MLPERF_OPTIONS:          # the scenario cells' settings (edgebench.mlperf)
-        opts[key] = getattr(args, key, None)
-    for name in converters.names():
-        for flag, kwargs in converters.get(name).cli_options:
-            dest = kwargs.get("dest") or flag.lstrip("-").replace("-", "_")
-            opts[dest] = getattr(args, dest, None)
-    return opts
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -106,7 +106,6 @@ def validate(args) -> dict:
     anything is written: a mistake is a UsageError naming the option and the value."""
     import converters
 
-    from .cli import variant_options
     from .data import DataError, resolve_source
     from .data.sources import check_readable
 
@@ -288,3 +287,31 @@ def _calibration(args, variants: list[str], images, evaluated):
                       count, PROFILES[args.profile]["int8_calib_images"])
     except DataError as e:
         raise UsageError(str(e)) from None
+
+
+MLPERF_OPTIONS = ("mlperf_offline_batch", "mlperf_offline_qps", "mlperf_min_duration",
+                  "mlperf_min_queries", "mlperf_accuracy")
+
+
+def variant_options(args) -> dict:
+    """Every variant's own options by argparse dest name. Values such as "auto" stay as
+    given: each variant settles them on the machine that runs its cells (the probe)."""
+    import converters
+
+    from .models import MODEL_ARGS
+    from .models.args import from_cli
+
+    # The profile is passed on so a variant can scale its own costs (e.g. TVM without tuning).
+    opts = {"profile": args.profile}
+    try:
+        # The model options every worker builds the models with (validate checks them first).
+        opts[MODEL_ARGS] = from_cli(args).to_json()
+    except ValueError:
+        opts[MODEL_ARGS] = {}
+    for key in MLPERF_OPTIONS:          # the scenario cells' settings (edgebench.mlperf)
+        opts[key] = getattr(args, key, None)
+    for name in converters.names():
+        for flag, kwargs in converters.get(name).cli_options:
+            dest = kwargs.get("dest") or flag.lstrip("-").replace("-", "_")
+            opts[dest] = getattr(args, dest, None)
+    return opts

@@ -29,7 +29,8 @@ import pytest
 
 from converters.tensorrt.onnx_fp16 import to_fp16_onnx
 from converters.tensorrt.engine_log import parse_layer_placement, summarize_engine_information
-from converters.tensorrt.offline import offline_devices_plan, offline_dla_settings, split_batch
+from converters.tensorrt.batches import split_batch
+from converters.tensorrt.offline import offline_devices_plan, offline_dla_settings
 from converters.tensorrt.plan import (DEFAULT_MAX_BATCH, batch_plan, builder_settings,
                                       dla_batch_check, engine_cache_key, engine_fields,
                                       measured_batches, parse_version, plan_for, search_sizes,

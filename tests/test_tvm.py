@@ -175,7 +175,8 @@ def test_fast_math_activations():
     import torch
     from tvm import relax
 
-    from converters.tvm import build, fast_math, targets
+    from converters.tvm import build, targets
+    from converters.tvm.cpu import fast_math
 
     class Acts(torch.nn.Module):
         def forward(self, x):
@@ -275,20 +276,21 @@ def test_profiler_maps_every_kernel_call_to_its_tuning_task():
 
 
 def test_layout_follows_the_option_then_the_database_then_the_target(tmp_path):
-    from converters.tvm import database, passes, targets
+    from converters.tvm import database, lowering, targets
 
+    L = lowering.lowering_for
     host, _ = targets.resolve_target("host")
     orin, _ = targets.resolve_target("jetson-agx-orin")
-    assert passes.layout_for(host) == "NHWC" and passes.layout_for(orin) == "NCHW"
-    assert passes.layout_for(host, tmp_path / "none", "nchw") == "NCHW"
+    assert L(host)["layout"] == "NHWC" and L(orin)["layout"] == "NCHW"
+    assert L(host, tmp_path / "none", layout="nchw")["layout"] == "NCHW"
     db = tmp_path / "db"
     db.mkdir()
     (db / database.DB_WORKLOAD).write_text('["0", {}]\n', encoding="utf-8")
     (db / database.DB_RECORDS).write_text('[0, []]\n', encoding="utf-8")
-    assert passes.layout_for(host, db) == "NCHW"      # tuned before layouts were recorded
+    assert L(host, db)["layout"] == "NCHW"      # tuned before layouts were recorded
     (db / database.DB_META).write_text('{"layout": "NHWC"}', encoding="utf-8")
-    assert passes.layout_for(orin, db) == "NHWC"      # the database's workloads decide
-    assert passes.layout_for(host, db, "NCHW") == "NCHW"
+    assert L(orin, db)["layout"] == "NHWC"      # the database's workloads decide
+    assert L(host, db, layout="NCHW")["layout"] == "NCHW"
 
 
 def test_tuned_batch_sizes_are_those_of_the_sessions_that_left_records(tmp_path):

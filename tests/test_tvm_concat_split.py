@@ -48,7 +48,7 @@ def _fire_net():
 
 
 def _calls(mod) -> Counter:
-    from converters.tvm import concat_split
+    from converters.tvm.cpu import concat_split
 
     return Counter(concat_split._calls(mod))
 
@@ -56,7 +56,8 @@ def _calls(mod) -> Counter:
 def test_every_concat_moves_into_its_pool_and_convs_and_builds_keep_parity():
     import torch
 
-    from converters.tvm import build, concat_split, importer, passes, targets
+    from converters.tvm import build, importer, passes, targets
+    from converters.tvm.cpu import concat_split
 
     net = _fire_net()
     mod, _, _ = importer.import_model(net, (1, 3, 23, 23))
@@ -99,7 +100,7 @@ def _module(make):
 def test_concats_whose_consumer_is_not_channel_wise_or_larger_are_left_alone():
     from tvm import relax
 
-    from converters.tvm import concat_split
+    from converters.tvm.cpu import concat_split
 
     rng = np.random.default_rng(0)
 
@@ -131,18 +132,19 @@ def test_concats_whose_consumer_is_not_channel_wise_or_larger_are_left_alone():
 
 
 def test_a_database_keeps_the_concat_form_it_was_tuned_with(tmp_path):
-    from converters.tvm import database, passes, targets
+    from converters.tvm import database, lowering, passes, targets
 
     target, _ = targets.resolve_target("host")
-    assert passes.lowering_for(target, tmp_path / "new")["concat"] == "split"
+    assert lowering.lowering_for(target, tmp_path / "new")["concat"] == "split"
     # measured on CPUs only: a new GPU database keeps its concats unless asked
     gpu = tvm.target.Target({"kind": "cuda", "arch": "sm_87"})
-    assert passes.lowering_for(gpu, tmp_path / "new")["concat"] == "keep"
-    assert passes.lowering_for(gpu, tmp_path / "new", concat="split")["concat"] == "split"
+    assert lowering.lowering_for(gpu, tmp_path / "new")["concat"] == "keep"
+    assert lowering.lowering_for(gpu, tmp_path / "new", concat="split")["concat"] == "split"
     old = old_database(tmp_path / "old")     # a database from before the choice was recorded
-    assert passes.lowering_for(target, old)["concat"] == "keep"
-    assert passes.lowering_for(target, old, concat="split")["concat"] == "split"
-    database.record_session(old, {"target": {}, "layout": "NHWC", "concat": "split"})
-    assert passes.lowering_for(target, old)["concat"] == "split"
+    assert lowering.lowering_for(target, old)["concat"] == "keep"
+    assert lowering.lowering_for(target, old, concat="split")["concat"] == "split"
+    database.record_session(old, {"target": {}},
+                            choices={"layout": "NHWC", "concat": "split"})
+    assert lowering.lowering_for(target, old)["concat"] == "split"
     with pytest.raises(Exception, match="tvm_concat must be one of keep, split"):
         passes.lower_for_tuning(None, target, "NHWC", concat="inline")

@@ -7,7 +7,8 @@ import pytest
 
 tvm = pytest.importorskip("tvm", reason="apache-tvm not installed (pip install 'edgebench[tvm]')")
 
-from converters.tvm import design_space, export, passes, recipes, targets  # noqa: E402
+from converters.tvm import export, lowering, targets  # noqa: E402
+from converters.tvm.cpu import design_space, recipes  # noqa: E402
 
 
 def test_the_default_target_is_a_jetsons_gpu_and_this_cpu_elsewhere():
@@ -25,19 +26,19 @@ def test_x86_measured_defaults_apply_to_x86_targets_only():
     orin_gpu, _ = targets.resolve_target("jetson-agx-orin")
     assert [targets.defaults_for(t) for t in (host, orin_cpu, orin_gpu)] == \
         ["x86-measured", "plain", "plain"]
-    assert passes.lowering_for(host) == {
+    assert lowering.lowering_for(host) == {
         "layout": "NHWC", "conv2d": "direct", "spatial_mean": "matmul", "concat": "split",
         "out_channels": "pad", "input_transpose": "conv"}
     plain = {"layout": "NCHW", "conv2d": "direct", "spatial_mean": "reduce", "concat": "keep",
              "out_channels": "keep", "input_transpose": "kernel"}
-    assert passes.lowering_for(orin_cpu) == plain and passes.lowering_for(orin_gpu) == plain
+    assert lowering.lowering_for(orin_cpu) == plain and lowering.lowering_for(orin_gpu) == plain
     # asked for, a rewrite still applies on the Arm cores; unasked, NHWC keeps TVM's forms
-    assert passes.lowering_for(orin_cpu, layout="NHWC", concat="split") == {
+    assert lowering.lowering_for(orin_cpu, layout="NHWC", concat="split") == {
         **plain, "layout": "NHWC", "concat": "split"}
     assert design_space.session_space("auto", host, "NHWC") == "wide-vector"
     assert design_space.session_space("auto", orin_cpu, "NHWC") == "default"
     assert design_space.session_space("multi-vector", orin_cpu, "NHWC") == "multi-vector"
-    from converters.tvm import fast_math
+    from converters.tvm.cpu import fast_math
 
     assert fast_math.applies_to(host) and not fast_math.applies_to(orin_cpu)
     values, record = recipes.resolve("resnet152", orin_cpu, "auto", dict.fromkeys(recipes.OPTIONS),

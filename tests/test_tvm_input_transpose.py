@@ -82,19 +82,21 @@ def test_a_grouped_stem_keeps_its_transpose():
 
 def test_new_nhwc_cpu_databases_read_the_input_in_the_conv_and_older_ones_keep_the_kernel(
         tmp_path):
-    from converters.tvm import database, passes, targets
+    from converters.tvm import database, lowering, passes, targets
 
     target, _ = targets.resolve_target("host")
     gpu = tvm.target.Target({"kind": "cuda", "arch": "sm_87"})
-    assert passes.lowering_for(target, tmp_path / "new")["input_transpose"] == "conv"
-    assert passes.lowering_for(target, tmp_path / "new", layout="NCHW")["input_transpose"] == \
+    assert lowering.lowering_for(target, tmp_path / "new")["input_transpose"] == "conv"
+    assert lowering.lowering_for(target, tmp_path / "new", layout="NCHW")["input_transpose"] == \
         "kernel"
-    assert passes.lowering_for(gpu, tmp_path / "new", layout="NHWC")["input_transpose"] == \
+    assert lowering.lowering_for(gpu, tmp_path / "new", layout="NHWC")["input_transpose"] == \
         "kernel"
     old = old_database(tmp_path / "old")     # a database from before the choice was recorded
-    assert passes.lowering_for(target, old)["input_transpose"] == "kernel"
-    database.record_session(old, {"target": {}, "layout": "NHWC", "input_transpose": "conv"})
-    assert passes.lowering_for(target, old)["input_transpose"] == "conv"
+    assert lowering.lowering_for(target, old)["input_transpose"] == "kernel"
+    database.record_session(old, {"target": {}},
+                            choices={**lowering.BEFORE_RECORDED, "layout": "NHWC",
+                                     "input_transpose": "conv"})
+    assert lowering.lowering_for(target, old)["input_transpose"] == "conv"
     assert database.read_db_meta(old)["concat"] == "keep"     # every choice is recorded
     with pytest.raises(Exception, match="tvm_input_transpose must be one of kernel, conv"):
         passes.lower_for_tuning(None, target, "NHWC", input_transpose="fused")

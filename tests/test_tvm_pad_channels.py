@@ -13,7 +13,7 @@ from tvmlib import old_database  # noqa: E402 - after the skip
 
 
 def test_only_channels_that_pad_cheaply_to_whole_vectors_are_padded():
-    from converters.tvm import pad_channels
+    from converters.tvm.cpu import pad_channels
 
     assert pad_channels.padded(1000, 16) == 1008      # SqueezeNet's classes on AVX-512
     assert pad_channels.padded(1000, 8) is None       # whole on AVX2
@@ -59,7 +59,8 @@ def _conv_widths(mod) -> list[int]:
 
 
 def test_pad_pair_pads_a_1000_class_head_to_whole_pairs_of_avx512_vectors():
-    from converters.tvm import importer, pad_channels, passes
+    from converters.tvm import importer, passes
+    from converters.tvm.cpu import pad_channels
 
     zen4 = tvm.target.Target({"kind": "llvm", "mcpu": "znver4"})       # 16 floats
     mod, _, _ = importer.import_model(_head_net(1000), (1, 3, 15, 15))
@@ -71,7 +72,8 @@ def test_pad_pair_pads_a_1000_class_head_to_whole_pairs_of_avx512_vectors():
 def test_a_padded_head_is_sliced_back_and_keeps_parity():
     import torch
 
-    from converters.tvm import build, concat_split, importer, pad_channels, passes, targets
+    from converters.tvm import build, importer, passes, targets
+    from converters.tvm.cpu import concat_split, pad_channels
 
     target, _ = targets.resolve_target("host")
     lanes = pad_channels.float_lanes(target)
@@ -97,15 +99,16 @@ def test_a_padded_head_is_sliced_back_and_keeps_parity():
 
 
 def test_new_nhwc_databases_pad_and_older_ones_keep(tmp_path):
-    from converters.tvm import database, passes, targets
+    from converters.tvm import database, lowering, passes, targets
 
     target, _ = targets.resolve_target("host")
-    assert passes.lowering_for(target, tmp_path / "new")["out_channels"] == "pad"
-    assert passes.lowering_for(target, tmp_path / "new", layout="NCHW")["out_channels"] == \
+    assert lowering.lowering_for(target, tmp_path / "new")["out_channels"] == "pad"
+    assert lowering.lowering_for(target, tmp_path / "new", layout="NCHW")["out_channels"] == \
         "keep"
     old = old_database(tmp_path / "old")     # a database from before the choice was recorded
-    assert passes.lowering_for(target, old)["out_channels"] == "keep"
-    database.record_session(old, {"target": {}, "layout": "NHWC", "out_channels": "pad"})
-    assert passes.lowering_for(target, old)["out_channels"] == "pad"
+    assert lowering.lowering_for(target, old)["out_channels"] == "keep"
+    database.record_session(old, {"target": {}},
+                            choices={"layout": "NHWC", "out_channels": "pad"})
+    assert lowering.lowering_for(target, old)["out_channels"] == "pad"
     with pytest.raises(Exception, match="tvm_out_channels must be one of keep, pad"):
         passes.lower_for_tuning(None, target, "NHWC", out_channels="round")

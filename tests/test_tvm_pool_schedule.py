@@ -23,7 +23,8 @@ def _pool(layout: str, shape=(1, 11, 11, 32)):
 def _space(func, on: bool):
     from tvm.s_tir import meta_schedule as ms
 
-    from converters.tvm import design_space, intrinsics, pool_schedule
+    from converters.tvm import intrinsics
+    from converters.tvm.cpu import design_space, pool_schedule
 
     target = tvm.target.Target({"kind": "llvm", "num-cores": 2})
     intrinsics.register_for(target)     # else the first TuneContext parses them all (~60 s)
@@ -83,6 +84,6 @@ def test_other_pools_and_the_default_space_keep_tvms_generic_rules():
         for sch in spaces:
             kinds = _kinds(sch)
             assert "Unannotate" in kinds and "Reorder" not in kinds, kinds
-    from converters.tvm import pool_schedule
+    from converters.tvm.cpu import pool_schedule
 
     assert pool_schedule._state["on"] is False            # enabled() restored it

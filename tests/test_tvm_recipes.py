@@ -24,7 +24,7 @@ def _target(name):
 
 
 def _resolve(model, target="host", wanted=None, meta=None, exists=False, **kw):
-    from converters.tvm import recipes
+    from converters.tvm.cpu import recipes
 
     return recipes.resolve(model, _target(target), kw.pop("choice", "auto"),
                            {**UNSET, **(wanted or {})}, meta or {}, exists, **kw)
@@ -40,7 +40,7 @@ def test_a_new_database_on_this_cpu_takes_its_models_recipe_for_the_unset_option
     # the evidence it names is in the repository (a folder pruned away fails here)
     assert record["evidence"] and all((REPO / e).is_dir() for e in record["evidence"]), \
         record["evidence"]
-    from converters.tvm.recipes import RECIPES
+    from converters.tvm.cpu.recipes import RECIPES
 
     missing = [(r.model, e) for r in RECIPES.values() for e in r.evidence
                if not (REPO / "experiments" / e).is_dir()]
@@ -68,7 +68,7 @@ def test_no_recipe_where_none_was_measured_or_asked_for():
 
 
 def test_a_resumed_database_repeats_its_recipes_search_options_only():
-    from converters.tvm import recipes
+    from converters.tvm.cpu import recipes
 
     _, first = _resolve("resnet152")
     meta = {"sessions": [{"recipe": first, "conv2d": "winograd-fit"}]}
@@ -85,7 +85,8 @@ def test_a_resumed_database_repeats_its_recipes_search_options_only():
 
 def test_every_recipe_is_options_the_command_accepts():
     """A recipe's values must stay valid choices of edgebench.tune's options."""
-    from converters.tvm import cli, recipes
+    from converters.tvm import cli
+    from converters.tvm.cpu import recipes
 
     for r in recipes.RECIPES.values():
         flags = [x for k, v in r.options.items() for x in (f"--{k.replace('_', '-')}", v)]

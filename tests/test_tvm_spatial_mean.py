@@ -58,7 +58,7 @@ def test_nhwc_spatial_means_become_one_gemv_task_and_keep_parity():
 def test_the_gemv_form_only_takes_static_float32_means_over_height_and_width():
     from tvm import relax
 
-    from converters.tvm import passes
+    from converters.tvm.cpu import spatial_mean
 
     def module(shape, axis, dtype="float32"):
         bb = relax.BlockBuilder()
@@ -73,32 +73,33 @@ def test_the_gemv_form_only_takes_static_float32_means_over_height_and_width():
         return [str(b.value.op.name) for b in mod["main"].body.blocks[0].bindings
                 if hasattr(b.value, "op") and hasattr(b.value.op, "name")]
 
-    rewritten = passes.spatial_mean_as_matmul(module((1, 28, 28, 32), [1, 2]))
+    rewritten = spatial_mean.rewrite(module((1, 28, 28, 32), [1, 2]))
     assert "relax.mean" not in ops(rewritten) and "relax.call_tir" in ops(rewritten)
-    assert "relax.mean" not in ops(passes.spatial_mean_as_matmul(module((1, 28, 28, 32),
+    assert "relax.mean" not in ops(spatial_mean.rewrite(module((1, 28, 28, 32),
                                                                         [-3, -2])))
     # 14x14 (196 pixels): below the threshold, where the reduction measured faster.
-    assert ops(passes.spatial_mean_as_matmul(module((1, 14, 14, 32), [1, 2]))) == ["relax.mean"]
-    assert "relax.mean" not in ops(passes.spatial_mean_as_matmul(module((1, 14, 14, 32), [1, 2]),
+    assert ops(spatial_mean.rewrite(module((1, 14, 14, 32), [1, 2]))) == ["relax.mean"]
+    assert "relax.mean" not in ops(spatial_mean.rewrite(module((1, 14, 14, 32), [1, 2]),
                                                                  min_pixels=0))
     for shape, axis, dtype in [((1, 28, 28, 32), [3], "float32"),     # a norm's mean
                                ((1, 32, 28, 28), [2, 3], "float32"),  # NCHW: already innermost
                                ((1, 28, 28, 32), [1, 2], "float16")]:
-        assert ops(passes.spatial_mean_as_matmul(module(shape, axis, dtype))) == ["relax.mean"]
+        assert ops(spatial_mean.rewrite(module(shape, axis, dtype))) == ["relax.mean"]
 
 
 def test_a_database_keeps_the_form_it_was_tuned_with(tmp_path):
-    from converters.tvm import database, passes, targets
+    from converters.tvm import database, lowering, passes, targets
 
     target, _ = targets.resolve_target("host")
     new = tmp_path / "new"
-    assert passes.lowering_for(target, new)["spatial_mean"] == "matmul"      # a new database
-    assert passes.lowering_for(target, new, layout="NCHW")["spatial_mean"] == "reduce"
+    assert lowering.lowering_for(target, new)["spatial_mean"] == "matmul"      # a new database
+    assert lowering.lowering_for(target, new, layout="NCHW")["spatial_mean"] == "reduce"
     old = old_database(tmp_path / "old")      # a database from before the choice
-    assert passes.lowering_for(target, old)["spatial_mean"] == "reduce"
-    assert passes.lowering_for(target, old, spatial_mean="matmul")["spatial_mean"] == "matmul"
-    database.record_session(old, {"target": {}, "layout": "NHWC", "spatial_mean": "matmul"})
-    assert passes.lowering_for(target, old)["spatial_mean"] == "matmul"
+    assert lowering.lowering_for(target, old)["spatial_mean"] == "reduce"
+    assert lowering.lowering_for(target, old, spatial_mean="matmul")["spatial_mean"] == "matmul"
+    database.record_session(old, {"target": {}},
+                            choices={"layout": "NHWC", "spatial_mean": "matmul"})
+    assert lowering.lowering_for(target, old)["spatial_mean"] == "matmul"
     with pytest.raises(Exception, match="tvm_spatial_mean must be one of reduce, matmul"):
         passes.lower_for_tuning(None, target, "NHWC", spatial_mean="gemv")
 

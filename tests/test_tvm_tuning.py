@@ -63,7 +63,8 @@ def test_channels_last_kernels_tile_at_the_vector_width(tmp_path):
     import torch
     from tvm.s_tir import meta_schedule as ms
 
-    from converters.tvm import design_space, importer, passes
+    from converters.tvm import importer, passes
+    from converters.tvm.cpu import design_space
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(

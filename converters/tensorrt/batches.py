@@ -153,3 +153,21 @@ def dla_batch_check(sizes: list[int], max_dla_batch: int, gpu_fallback: bool) ->
                          f"--trt-max-batch {max_dla_batch} or less")
     return (f"batch sizes {over} exceed the DLA's max batch {max_dla_batch} "
             "(Builder.max_DLA_batch_size): their layers run on the GPU (GPU fallback)")
+
+
+def split_batch(n: int, sizes: list[int]) -> list[int]:
+    """A batch of ``n`` as consecutive pieces the engine has static profiles for (``sizes``),
+    largest first: ``[n]`` when ``n`` is one of them. ValueError when ``sizes`` cannot make
+    ``n`` (a DLA engine always has size 1, so it always can)."""
+    if n < 1:
+        raise ValueError(f"batch {n}: must be >= 1")
+    if n in sizes:
+        return [n]
+    pieces, rest = [], n
+    for s in sorted({int(b) for b in sizes if b >= 1}, reverse=True):
+        while rest >= s:
+            pieces.append(s)
+            rest -= s
+    if rest:
+        raise ValueError(f"batch {n} cannot be made of the engine's static sizes {sorted(sizes)}")
+    return pieces

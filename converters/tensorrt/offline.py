@@ -61,24 +61,6 @@ def offline_dla_settings(opts: dict, measured: dict, plan: TrtPlan, input_size: 
     return builder_settings(dla_opts, measured, plan, input_size, precision)
 
 
-def split_batch(n: int, sizes: list[int]) -> list[int]:
-    """A batch of ``n`` as consecutive pieces the engine has static profiles for (``sizes``),
-    largest first: ``[n]`` when ``n`` is one of them. ValueError when ``sizes`` cannot make
-    ``n`` (a DLA engine always has size 1, so it always can)."""
-    if n < 1:
-        raise ValueError(f"batch {n}: must be >= 1")
-    if n in sizes:
-        return [n]
-    pieces, rest = [], n
-    for s in sorted({int(b) for b in sizes if b >= 1}, reverse=True):
-        while rest >= s:
-            pieces.append(s)
-            rest -= s
-    if rest:
-        raise ValueError(f"batch {n} cannot be made of the engine's static sizes {sorted(sizes)}")
-    return pieces
-
-
 def offline_engines(conv, spec: ModelSpec, folder: Path, onnx_art: Artifact, plan: TrtPlan,
                     opts: dict, version: str, gpu: str, cc: str) -> dict:
     """``conv`` (a TensorRT converter) with --trt-offline-all-accelerators: one engine per DLA core beside the GPU's, from the

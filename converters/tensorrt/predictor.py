@@ -27,7 +27,7 @@ holds ``offline_devices`` ({"gpu": itself, "dla0": ..., "dla1": ...}), one ``Trt
 per engine, each with its own runtime, execution context, buffers and stream, so the Offline
 scheduler's threads (``edgebench/mlperf/multi.py``) run them at once. A DLA predictor built with
 ``split_batches`` runs a batch its static profiles lack in consecutive pieces of their sizes
-(``offline.split_batch``): the Offline batch is fitted to the GPU predictor. Closing the GPU
+(``batches.split_batch``): the Offline batch is fitted to the GPU predictor. Closing the GPU
 predictor closes them.
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ from converters.base import OutOfMemory, Predictor
 
 from .build import make_logger
 from .engine_log import summarize_engine_information
-from .offline import split_batch
+from .batches import split_batch
 from .plan import PROFILE_FIELDS, TrtPlan, sync_point
 
 # torch.cuda.CUDAGraph.capture_begin: "thread_local" forbids unsafe CUDA calls only in this

@@ -12,52 +12,34 @@ Options (``spec.options``, from the CLI):
                  them (the model's own is picked): loaded instead of compiling, after checking
                  every file's sha256 against its manifest
   tvm_importer   ``auto`` (torch.export, ONNX if that fails) | ``torch.export`` | ``onnx``
-  tvm_layout     conv2d layout TVM computes in: ``NCHW`` | ``NHWC`` (default: the layout the
-                 tuning database was made with, else NHWC on CPUs and NCHW on GPUs)
-  tvm_conv2d     ``direct`` | ``winograd`` | ``winograd-fit`` (3x3 stride-1 convs, NHWC: F(4x4)
-                 everywhere, or per conv the tile that fits its output; default: what the
-                 tuning database was made with, else direct)
-  tvm_spatial_mean ``reduce`` | ``matmul`` (NHWC means over height and width; default: what
-                 the tuning database was made with, ``reduce`` for one from before the choice
-                 was recorded, else ``matmul``)
-  tvm_concat     ``keep`` | ``split`` (channel concats moved into the convs and pools that
-                 consume them, concat_split.py; default: what the tuning database was made
-                 with, ``keep`` for one from before the choice was recorded, else ``split``
-                 on CPUs and ``keep`` on GPUs)
-  tvm_out_channels ``keep`` | ``pad`` | ``pad-pair`` (NHWC convs padded to whole vectors, or
-                 to whole pairs of them, where that adds at most 1/16, pad_channels.py;
-                 default: the database's, ``keep`` for one from before the choice was
-                 recorded, else ``pad``)
-  tvm_input_transpose ``kernel`` | ``conv`` (NHWC: the NCHW input transposed by a kernel of
-                 its own, or read by the first conv, input_transpose.py; default: the
-                 database's, ``kernel`` for one from before the choice was recorded, else
-                 ``conv`` on CPUs and ``kernel`` on GPUs)
+  tvm_<choice>   each lowering choice of lowering.py (layout, out_channels, concat,
+                 input_transpose, conv2d, spatial_mean): the user's, else the one the tuning
+                 database was made with, else the x86-measured form on x86-64 CPU targets and
+                 TVM's plain form elsewhere (``defaults`` in every record says which)
 
 Batch sizes: shapes are static. Batch 1 is compiled by ``convert``; any other batch size is
 compiled on its first call and cached on disk (an exported artifact holds the batch sizes it
 was exported with). The tuning database applies to the batch sizes it was tuned at.
 
-Layout of this package (one job per module):
-  __init__.py      the converter (options, cache keys, loading an export) and the predictor
+Layout of this package (one job per module). The core:
+  __init__.py      the converter (options, cache keys, loading an export)
   errors.py        the package's exceptions (the tuning command maps them to exit codes)
-  targets.py       targets (host, jetson-agx-orin[-cpu], tags, JSON): names, devices, CPU threads
-  importer.py      torch module -> Relax (torch.export, ONNX as fallback)
-  passes.py        the lowering shared by tuning and compiling (BN folding, layout, fusion)
-                   and the tuning tasks it yields
-  fast_math.py     vectorisable exp/erf-based activations on LLVM targets
-  winograd.py      Winograd F(4x4, 3x3) for 3x3 stride-1 NHWC convs (--conv2d winograd)
-  concat_split.py  channel concats moved into the convs and pools that consume them
-  pad_channels.py  conv output channels padded to whole vectors (NHWC, LLVM)
-  input_transpose.py the NCHW input read by the first conv (NHWC)
-  relax_rewrite.py the Relax call-rewrite helper fast_math, passes and concat_split use
+  targets.py       targets (host, jetson-agx-orin[-cpu], tags, JSON): names, devices, CPU
+                   threads, the default target, which targets the x86 defaults apply to
+  importer.py      torch module or ONNX file -> Relax (torch.export, ONNX as fallback)
+  lowering.py      the registry of lowering choices: values, options, cache key, tuning.json
+  passes.py        the lowering shared by tuning and compiling (BN folding, layout, the
+                   registry's rewrites, fusion) and the tuning tasks it yields
+  relax_rewrite.py ``Rewrite`` (a lowering choice's descriptor) and Relax rewrite helpers
   build.py         apply a tuning database, compile, write a host library
   database.py      tuning databases: paths, fingerprint, what they hold, tuning.json
-  design_space.py  MetaSchedule design spaces (vector-width tiling on CPUs)
+  intrinsics.py    tensor intrinsics registered before the first tuning context
   tuning.py        one tuning session: tasks, contexts, cost model, budget, resume, interrupts
   scheduler.py     the tuning loop: pick a task, build, measure and commit one batch
+  machine_speed.py the machine's speed sampled during a session (drift in the records)
   runner.py        where candidates are built and measured: locally or over TVM RPC
   _msbuild.py      the builder's worker functions
-  transfer.py      what the cost model learns first: warm start, other databases
+  transfer.py      what the cost model learns first, and records reused from other databases
   export.py        exported artifacts: libraries, manifest, sha256 checks, cross-compiling
   cuda_export.py   CUDA kernels compiled with NVRTC into an exported library
   predictor.py     the loaded variant: the Relax VM, one library per batch size
@@ -66,6 +48,7 @@ Layout of this package (one job per module):
   cli_checks.py    what can be wrong with the tune command's input (exit 2 before any work)
   cli_measure.py   that command's last step: the edgebench.full command measuring the result
   progress.py      that command's progress display
+  cpu/             the x86 CPU research: its rewrites, design spaces and recipes (cpu/__init__)
 
 Importing this package imports neither tvm nor torch: the registry lists every variant.
 """
@@ -81,7 +64,7 @@ from edgebench.util import atomic_write_json
 
 from .. import register
 from ..base import Artifact, Availability, Converter, ModelSpec, Predictor, SkipVariant
-from . import build, database, pad_channels, passes, targets, winograd
+from . import build, database, lowering, passes, targets
 from .errors import TargetError
 from .predictor import TvmPredictor
 
@@ -239,25 +222,14 @@ class TvmConverter(Converter):
         return {"target": target, "target_name": tname, "db_dir": db_dir,
                 "defaults": targets.defaults_for(target),
                 "importer": opts.get("tvm_importer") or "auto",
-                **passes.lowering_for(target, db_dir, opts.get("tvm_layout"),
-                                      opts.get("tvm_conv2d"), opts.get("tvm_spatial_mean"),
-                                      opts.get("tvm_concat"), opts.get("tvm_out_channels"),
-                                      opts.get("tvm_input_transpose"))}
+                **lowering.lowering_for(target, db_dir, {n: opts.get(f"tvm_{n}")
+                                                         for n in lowering.CHOICE_NAMES})}
 
     def _cache_paths(self, spec, cache: Path, batch: int, ctx: dict):
         key = spec.key("tvm", targets.target_json(ctx["target"]),
                        database.database_fingerprint(ctx["db_dir"]), targets.tvm_versions(),
-                       passes.PIPELINE_VERSION, ctx["importer"], ctx["layout"],
-                       *(() if winograd.cache_tag(ctx["conv2d"]) is None else
-                         (winograd.cache_tag(ctx["conv2d"]),)),
-                       # the threshold decides which means are rewritten
-                       *(() if ctx["spatial_mean"] == "reduce" else
-                         (f"mean-{ctx['spatial_mean']}-{passes.SPATIAL_MEAN_MIN_PIXELS}",)),
-                       *(() if ctx["concat"] == "keep" else (f"concat-{ctx['concat']}",)),
-                       *(() if ctx["out_channels"] == "keep" else
-                         (f"channels-{ctx['out_channels']}-{pad_channels.MAX_PAD_FRACTION}",)),
-                       *(() if ctx["input_transpose"] == "kernel" else
-                         (f"input-{ctx['input_transpose']}",)),
+                       passes.PIPELINE_VERSION, ctx["importer"],
+                       *lowering.cache_tags({k: ctx[k] for k in lowering.CHOICE_NAMES}),
                        f"b{batch}")
         folder = Path(cache) / "tvm"
         stem = f"{spec.slug}-{key}-b{batch}"
@@ -280,14 +252,14 @@ class TvmConverter(Converter):
         db_dir = ctx["db_dir"] if database.database_exists(ctx["db_dir"]) else None
         res = build.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
                                  importer=ctx["importer"], spec=spec, cache=cache, out_path=so,
-                                 **{k: ctx[k] for k in passes.CHOICE_NAMES})
-        from . import fast_math
+                                 **{k: ctx[k] for k in lowering.CHOICE_NAMES})
+        from .cpu import fast_math
 
         meta = {"tuning": database.tuning_meta(ctx["db_dir"] if db_dir else None, res["tuning"]),
                 "target": targets.target_dict(ctx["target"]), "target_name": ctx["target_name"],
                 "fast_math": fast_math.DESCRIPTION if fast_math.applies_to(ctx["target"])
                 else None,
-                "importer": res["importer"], **{k: ctx[k] for k in passes.CHOICE_NAMES},
+                "importer": res["importer"], **{k: ctx[k] for k in lowering.CHOICE_NAMES},
                 # which defaults filled what neither the user nor the database chose
                 "defaults": ctx["defaults"],
                 "batch_size": batch, "timings": res["timings"], **targets.tvm_versions()}
@@ -329,7 +301,7 @@ class TvmConverter(Converter):
         libs = export.libraries(art_dir, manifest)
         first = libs[min(libs)]
         meta = {k: manifest.get(k) for k in ("tuning", "target", "target_name", "importer",
-                                             *passes.CHOICE_NAMES, "defaults", "tvm",
+                                             *lowering.CHOICE_NAMES, "defaults", "tvm",
                                              "tvm_ffi")}
         meta["artifact_dir"] = str(art_dir)
         meta["compiled_batch_sizes"] = sorted(libs)

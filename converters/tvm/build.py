@@ -62,7 +62,7 @@ def compile_module(mod, target):
 def build_library(model, input_size, batch: int, target, *, db_dir=None, importer="auto",
                   spec=None, cache=None, out_path: Path | None = None, **lowering) -> dict:
     """Import, lower, apply the database and compile one static batch size. ``lowering``:
-    ``passes.lower_for_tuning``'s choices (``passes.lowering_for`` gives a database's).
+    ``passes.lower_for_tuning``'s choices (``lowering.lowering_for`` gives a database's).
 
     Returns {"executable", "importer", "importer_note", "tuning", "lowered" (the module the
     database was applied to), "tasks", "timings"}; the executable is

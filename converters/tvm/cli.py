@@ -25,8 +25,8 @@ from edgebench.errors import ArgumentParser, UsageError
 from edgebench.models.args import add_options as add_model_options
 from edgebench.util import atomic_write_text
 
-from . import (concat_split, database, design_space, export, input_transpose, machine_speed,
-               pad_channels, passes, recipes, runner, scheduler, targets, tuning, winograd)
+from . import database, export, lowering, machine_speed, runner, scheduler, targets, tuning
+from .cpu import design_space, recipes
 from .cli_checks import validate
 from .cli_help import EPILOG
 from .cli_measure import CACHE_DIR, measure, measure_command  # noqa: F401 - public here
@@ -85,18 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="MetaSchedule's own log too")
 
     g = p.add_argument_group("lowering (default: the database's; else see 'defaults' below)")
-    g.add_argument("--layout", choices=["NCHW", "NHWC"], default=None,
-                   help="the layout convs compute in")
-    g.add_argument("--conv2d", choices=list(winograd.CHOICES), default=None,
-                   help="3x3 stride-1 convs: direct, Winograd F(4x4), or the tile that fits")
-    g.add_argument("--spatial-mean", choices=list(passes.SPATIAL_MEANS), default=None,
-                   help="NHWC means over height and width: a reduction or a GEMV")
-    g.add_argument("--concat", choices=list(concat_split.CHOICES), default=None,
-                   help="channel concats: kernels of their own, or moved into their consumers")
-    g.add_argument("--out-channels", choices=list(pad_channels.CHOICES), default=None,
-                   help="NHWC conv outputs padded to whole vectors (or pairs of them)")
-    g.add_argument("--input-transpose", choices=list(input_transpose.CHOICES), default=None,
-                   help="the NCHW input: a transpose kernel, or read by the first conv")
+    lowering.add_options(g)
     g.add_argument("--importer", choices=["auto", "torch.export", "onnx"], default="auto",
                    help="model importer (default auto: torch.export, ONNX if that fails)")
     g.add_argument("--cuda-format", choices=["cubin", "ptx"], default="cubin",
@@ -153,12 +142,12 @@ def run(args, parsed) -> dict:
     spec, weights_note = _load_model(args, parsed["input_size"])
     db_dir = database.db_dir_for(args.tuning_dir, target, spec.name, spec.input_size)
     recipe = recipes.apply(args, spec.name, target, db_dir)
-    lowering = passes.lowering_for(target, db_dir, args.layout, args.conv2d, args.spatial_mean,
-                                   args.concat, args.out_channels, args.input_transpose)
+    choices = lowering.lowering_for(target, db_dir, {n: getattr(args, n)
+                                                     for n in lowering.CHOICE_NAMES})
     summary: dict = {"model": spec.name, "weights": spec.weights, "weights_note": weights_note,
                      "input_size": list(spec.input_size), "target": targets.target_dict(target),
                      "target_name": parsed["target_name"], "database": str(db_dir),
-                     **lowering, "defaults": targets.defaults_for(target), "recipe": recipe,
+                     **choices, "defaults": targets.defaults_for(target), "recipe": recipe,
                      **targets.tvm_versions()}
     model = None if spec.from_onnx else spec.build()    # an ONNX file is imported as it is
     if args.rpc_tracker:
@@ -168,7 +157,7 @@ def run(args, parsed) -> dict:
             trials=args.trials, trials_per_iter=args.trials_per_iter,
             max_trials_per_task=args.max_trials_per_task, population=args.population,
             rpc_tracker=args.rpc_tracker, rpc_key=args.rpc_key, seed=args.seed,
-            **lowering, verbose=args.verbose,
+            **choices, verbose=args.verbose,
             transfer=args.transfer,
             transfer_from=args.transfer_from, design_space=args.design_space,
             reuse=args.reuse, allocation=args.allocation, op_names=args.only_tasks,
@@ -191,7 +180,7 @@ def run(args, parsed) -> dict:
     if args.export:
         summary["export"] = export.export_artifact(
             args.export, spec, model, target, parsed["target_name"], parsed["batch_sizes"],
-            db_dir=db_dir, lowering=lowering, importer=args.importer,
+            db_dir=db_dir, lowering=choices, importer=args.importer,
             cuda_format=args.cuda_format, cache=Path(args.cache_dir))
     summary["measure"] = measure(args, parsed, spec, db_dir)
     return summary

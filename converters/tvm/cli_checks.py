@@ -7,7 +7,8 @@ from pathlib import Path
 
 from edgebench.errors import UsageError, check_out_dir
 
-from . import export, runner, targets, transfer, winograd
+from . import export, runner, targets, transfer
+from .cpu import winograd
 from .errors import ExportError, TargetError
 
 

@@ -1,6 +1,9 @@
 """The tune command's ``--help`` text beyond the option summaries: targets, defaults,
 recipes, where things go. What each choice measured is in experiments/FINDINGS.md."""
-from .recipes import RECIPES
+import textwrap
+
+from .cpu.recipes import RECIPES
+from .lowering import measured_defaults
 
 
 def _recipe_lines() -> str:
@@ -27,10 +30,7 @@ targets (default: host, except on a Jetson with CUDA: jetson-agx-orin):
   <tag> | '{"kind": ...}'  a TVM target tag, or a JSON target such as
                        '{"kind": "llvm", "mcpu": "neoverse-v2", "num-cores": 8}'
 
-defaults: an option left unset takes what the model's database was tuned with. A new
-  database on an x86-64 CPU gets the forms measured there (NHWC, split concats, padded
-  channels, the input read by the first conv, means as GEMVs, vector-width tiling) and the
-  model's recipe:
+{defaults}
 {recipes}
   Other CPUs (the Orin's Arm cores) and GPUs get TVM's plain forms (NCHW, direct convs,
   MetaSchedule's space) until measured there. tuning.json and every run record say which
@@ -54,4 +54,8 @@ arguments, 130 interrupted (run it again to resume). Guide: docs/tvm.md; what ea
 measured: experiments/FINDINGS.md.
 """
 
-EPILOG = _EPILOG.replace("{recipes}", _recipe_lines())
+_DEFAULTS = textwrap.fill(
+    "defaults: an option left unset takes what the model's database was tuned with. A new "
+    f"database on an x86-64 CPU gets the forms measured there ({measured_defaults()}, "
+    "vector-width tiling) and the model's recipe:", 92, subsequent_indent="  ")
+EPILOG = _EPILOG.replace("{recipes}", _recipe_lines()).replace("{defaults}", _DEFAULTS)

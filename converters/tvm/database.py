@@ -220,18 +220,16 @@ def reuse_sources(meta: dict) -> list[str]:
     return _session_sources(meta, "reused_records")
 
 
-def record_session(db_dir: Path, session: dict) -> None:
-    """Append one tuning session to ``tuning.json`` (what records report as tuning time)."""
+def record_session(db_dir: Path, session: dict, choices: dict) -> None:
+    """Append one tuning session to ``tuning.json`` (what records report as tuning time);
+    ``choices``: the lowering choices its workloads were made with (lowering.py)."""
     meta = read_db_meta(db_dir)
     sessions = meta.get("sessions", [])
     sessions.append(session)
     meta["sessions"] = sessions
     meta["tuning_s"] = round(sum(s.get("tuning_s", 0) for s in sessions), 1)
     meta["target"] = session["target"]
-    from .passes import BEFORE_RECORDED
-
-    # the lowering choices the database's workloads were made with
-    meta.update({k: session.get(k, before) for k, before in BEFORE_RECORDED.items()})
+    meta.update(choices)     # the lowering choices the database's workloads were made with
     # how its candidates were measured (runner.caches_for): records compare only alike
     meta["runner_caches"] = session.get("runner_caches", meta.get("runner_caches", "warm"))
     atomic_write_json(db_dir / DB_META, meta)

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from edgebench.util import atomic_write_json, sha256_file
 
-from . import build, cuda_export, database, passes, targets
+from . import build, cuda_export, database, targets
+from . import lowering as lowering_
 from .errors import ExportError
 
 MANIFEST = "manifest.json"
@@ -85,7 +86,7 @@ def export_artifact(out, spec, model, target, target_name: str, batch_sizes, *, 
                     lowering: dict, importer: str = "auto", cuda_format: str = "cubin",
                     cache=None) -> dict:
     """Build ``model`` for each batch size with the database in ``db_dir`` (when there is
-    one) and the lowering choices ``lowering`` (``passes.lowering_for``'s), write the
+    one) and the lowering choices ``lowering`` (``lowering.lowering_for``'s), write the
     libraries and the manifest to ``out``, and check what was written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -111,7 +112,7 @@ def export_artifact(out, spec, model, target, target_name: str, batch_sizes, *, 
         "target": targets.target_dict(target), "target_name": target_name,
         "device": "cuda" if target.kind.name == "cuda" else "cpu", "host_arch": arch,
         "libraries": libs, "tuning": tuning_by_batch[first], "tuning_by_batch": tuning_by_batch,
-        "importer": used, **{k: lowering[k] for k in passes.CHOICE_NAMES},
+        "importer": used, **{k: lowering[k] for k in lowering_.CHOICE_NAMES},
         "defaults": targets.defaults_for(target), "entry": "main",
         "build": {str(b): i for b, i in infos.items()},
         "load": ("import tvm; from tvm import relax; lib = tvm.runtime.load_module('model-b1.so');"

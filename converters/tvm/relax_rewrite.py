@@ -1,8 +1,40 @@
-"""Helpers for the pipeline's call-by-call Relax rewrites (fast_math, clip_as_min_max,
-concat_split, pad_channels, input_transpose, winograd)."""
+"""Helpers for the pipeline's Relax rewrites (cpu/'s, and passes.py's own), and ``Rewrite``,
+the descriptor each optional lowering rewrite registers with (lowering.py)."""
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One lowering choice. Everything that names it is made from this: the tune command's
+    option ``--<name>``, the variant's ``tvm_<name>``, the ``TuneConfig`` field, the
+    ``tuning.json`` key, the compiled-library cache key and the ``--help`` text."""
+
+    name: str                  # "conv2d" -> --conv2d, tvm_conv2d, tuning.json "conv2d"
+    choices: tuple
+    plain: str                 # TVM's own form: the default where it was not measured
+    measured: str              # the default on x86-64 CPU targets (targets.x86_measured)
+    before: str                # what a database made before the choice was recorded used
+    help: str                  # one line for --help
+    says: str = ""             # the measured default in a few words, for --help
+    stage: str = "layout"      # "graph": before the layout conversion; "layout": after it
+    nhwc_only: bool = True     # in NCHW it keeps the plain form
+    needs_nhwc: bool = False   # a non-plain value in NCHW is an error, not ignored
+    apply: Optional[Callable] = None        # (mod, target, value) -> mod, value != plain
+    cache_tag: Optional[Callable] = None    # value -> the cache key's part (non-plain values)
+
+    def tag(self, value: str) -> str:
+        return self.cache_tag(value) if self.cache_tag else f"{self.name}-{value}"
+
+
+def const_np(c):
+    """numpy value of a Relax constant (``GenericConst.value`` in TVM 0.27, ``.data`` before)."""
+    v = getattr(c, "value", None)
+    if v is None:
+        v = c.data
+    return v.numpy()
 
 
 def rewrite_calls(mod, rule: Callable, lookup: bool = False):

@@ -123,11 +123,11 @@ def caches_for(target, db_dir=None, wanted: str | None = None) -> str:
     first; then what the database in ``db_dir`` was measured with (its records compare only
     with records measured the same way; one from before the choice was recorded: warm);
     else warm. GPUs are always warm: the flush is a CPU one."""
-    from . import passes, targets
+    from . import lowering, targets
 
     if targets.is_gpu(target):
         return "warm"
-    recorded = passes.recorded_choice(db_dir, "runner_caches", None, before="warm", new=None)
+    recorded = lowering.recorded_choice(db_dir, "runner_caches", None, before="warm", new=None)
     if wanted and recorded and wanted != recorded:
         from .errors import TvmError
 

@@ -36,8 +36,9 @@ from typing import Callable, Optional
 
 from edgebench.util import physical_cores
 
-from . import (database, design_space, intrinsics, machine_speed, passes, pool_schedule,
+from . import (database, intrinsics, lowering, machine_speed, passes,
                runner, scheduler, targets, transfer)
+from .cpu import design_space, pool_schedule
 from .errors import TvmError
 from .importer import import_model
 
@@ -60,11 +61,11 @@ class TuneConfig:
     seed: int = 0
     op_names: Optional[list] = None     # tune only tasks whose name contains one of these
     layout: Optional[str] = None        # conv2d layout (None: passes.layout_for's default)
-    conv2d: Optional[str] = None        # direct | winograd (None: passes.conv2d_for's)
+    conv2d: Optional[str] = None        # direct | winograd (None: lowering.lowering_for's)
     spatial_mean: Optional[str] = None  # reduce | matmul (None: passes.spatial_mean_for's)
     concat: Optional[str] = None        # keep | split (None: passes.concat_for's)
     out_channels: Optional[str] = None  # keep | pad | pad-pair (None: out_channels_for's)
-    input_transpose: Optional[str] = None   # kernel | conv (None: passes.input_transpose_for's)
+    input_transpose: Optional[str] = None   # kernel | conv (None: lowering.lowering_for's)
     transfer: Optional[bool] = None     # pre-train the cost model on sibling databases
                                         # (None: transfer.auto_transfer's default)
     transfer_from: Optional[list] = None    # more databases / folders of them to learn from
@@ -141,10 +142,10 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     cfg = dataclasses.replace(cfg, runner_caches=runner.caches_for(target, db_dir,
                                                                   cfg.runner_caches))
     mod, used, note = import_model(model, (batch, *input_size), importer, spec=spec, cache=cache)
-    lowering = passes.lowering_for(target, db_dir, cfg.layout, cfg.conv2d, cfg.spatial_mean,
-                                   cfg.concat, cfg.out_channels, cfg.input_transpose)
-    layout = lowering["layout"]
-    lowered = passes.lower_for_tuning(mod, target, **lowering)
+    choices = lowering.lowering_for(target, db_dir, {n: getattr(cfg, n)
+                                                     for n in lowering.CHOICE_NAMES})
+    layout = choices["layout"]
+    lowered = passes.lower_for_tuning(mod, target, **choices)
     tasks = passes.extract_tasks(lowered, target)
     if cfg.op_names:
         every = tasks
@@ -176,7 +177,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "max_trials_per_task": per_task_cap, "allocation": allocation,
             "population": cfg.population, "importer": used, "importer_note": note,
             "runner": runner_name, "runner_caches": cfg.runner_caches,
-            "database": str(db_dir), "batch_size": batch, **lowering,
+            "database": str(db_dir), "batch_size": batch, **choices,
             "measure_threads": threads["threads"], "measure_threads_source": threads["source"],
             "reused_records": reused}
     auto = transfer.auto_transfer(cfg.transfer, profile[1])
@@ -247,7 +248,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
         info["allocation"] = {**info["allocation"], **loop.recapped}
     if run_trials or interrupted or reused["records"]:
         database.record_session(db_dir, {
-            "started_at": started_at, **lowering, "defaults": targets.defaults_for(target),
+            "started_at": started_at, **choices, "defaults": targets.defaults_for(target),
             "batch_size": batch,
             "budget": cfg.trials, "trials_before": before["trials"], "trials_run": run_trials,
             "trials_per_iter": info["trials_per_iter"],
@@ -263,7 +264,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "pool_schedule": info["pool_schedule"],
             "machine_speed": speed, "phases": phases,
             "target": targets.target_dict(target), "errors": state["errors"],
-            "build_errors": state["build_errors"], **targets.tvm_versions()})
+            "build_errors": state["build_errors"], **targets.tvm_versions()},
+            choices=choices)
     return {**info, "trials_run": run_trials, "trials_after": after["trials"],
             "tasks_tuned": after["tasks_tuned"], "estimate_ms": after["estimate_ms"],
             "tuning_s": round(tuning_s, 1), "wall_s": round(time.perf_counter() - t_start, 1),

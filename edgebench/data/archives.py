@@ -7,7 +7,7 @@ import os
 import tarfile
 from pathlib import Path
 
-from .sources import DataError
+from .errors import DataError
 
 
 def check_members(archive: Path, dest: Path) -> None:

@@ -9,7 +9,7 @@ import urllib.request
 from pathlib import Path
 
 from . import archives
-from .sources import DataError
+from .errors import DataError
 
 VARIANTS = {
     "matched-frequency": "imagenetv2-matched-frequency",

@@ -25,6 +25,8 @@ import os
 import re
 from pathlib import Path
 
+from .errors import DataError  # noqa: F401 - re-exported: edgebench.data.DataError
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = REPO_ROOT / "datasets" / "sample"
 IMAGE_EXTS = {".jpeg", ".jpg", ".png", ".bmp", ".webp", ".ppm", ".tif", ".tiff"}
@@ -36,10 +38,6 @@ LAYOUTS = ("PATH/<wnid>/*.JPEG (ImageNet val in class folders)",
            "PATH/0..999/* (ImageNetV2 class-index folders)",
            "PATH/<class>/* (your own labelled images: class folders of any names, sorted "
            "names give the class indices, or --labels FILE gives their order)")
-
-
-class DataError(ValueError):
-    """A usage error about the data (exit code 2)."""
 
 
 @dataclasses.dataclass

@@ -174,7 +174,7 @@ def session_space(choice: str, target, layout: str) -> str:
     x86-64 LLVM target in NHWC, ``targets.x86_measured``: most tasks get the fixed split),
     "multi-vector" (asked for, on any LLVM target in NHWC: the same, with the two-vector
     sketch beside it where it fits) or "default" (TVM's)."""
-    from .targets import x86_measured
+    from ..targets import x86_measured
 
     if choice == "default" or layout != "NHWC" or target.kind.name != "llvm":
         return "default"

@@ -65,7 +65,7 @@ def _const_value(value_of, expr):
     import tvm
     from tvm import relax
 
-    from .passes import _const_np
+    from ..relax_rewrite import const_np as _const_np
 
     if isinstance(expr, relax.Var):
         expr = value_of(expr)
@@ -86,7 +86,7 @@ def rewrite(mod, target, pair: bool = False):
     import numpy as np
     from tvm import relax
 
-    from .relax_rewrite import dense_conv2d, rewrite_calls, tidy
+    from ..relax_rewrite import dense_conv2d, rewrite_calls, tidy
 
     lanes = float_lanes(target)
     if not lanes:

@@ -58,8 +58,8 @@ def rewrite(mod):
     import tvm
     from tvm import relax
 
-    from .passes import _const_np
-    from .relax_rewrite import dense_conv2d, rewrite_calls, tidy
+    from ..relax_rewrite import const_np as _const_np
+    from ..relax_rewrite import dense_conv2d, rewrite_calls, tidy
 
     def conv_over_parts(bb, call, parts):
         if (not dense_conv2d(call, "NCHW", out_layout=False)

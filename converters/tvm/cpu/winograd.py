@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .relax_rewrite import dense_conv2d
+from ..relax_rewrite import dense_conv2d
 
 TILE = 4             # m of F(m x m, 3 x 3) for ``winograd``
 FIT_TILES = (4, 2)   # ``winograd-fit``: the first whose tiles cover the output ...
@@ -151,7 +151,7 @@ def constant_weight(bb, w) -> np.ndarray | None:
     from tvm.ir.expr import Constant    # tvm.relax.Constant before TVM 0.27
     from tvm.relax import Var
 
-    from .passes import _const_np
+    from ..relax_rewrite import const_np as _const_np
 
     if isinstance(w, Constant):
         return _const_np(w)
@@ -166,11 +166,10 @@ def constant_weight(bb, w) -> np.ndarray | None:
     return v.transpose([int(a) for a in axes]) if axes is not None else v.transpose()
 
 
-def eligible(call, min_output: int = 0) -> tuple[int, int, int] | None:
+def eligible(call) -> tuple[int, int, int] | None:
     """(padding (0 or 1), output height, output width) of a Relax ``conv2d`` call this
     rewrite takes, else None. Only the call's attributes and types are read: the weight's
-    value is fetched (a numpy copy) for the convs that pass. ``min_output``: take only convs
-    whose output is at least that many pixels in height and width (0: any)."""
+    value is fetched (a numpy copy) for the convs that pass."""
     if not dense_conv2d(call, "NHWC"):
         return None
     a = call.attrs
@@ -192,21 +191,18 @@ def eligible(call, min_output: int = 0) -> tuple[int, int, int] | None:
     if (kh, kw) != (3, 3) or ci < MIN_CHANNELS or co < MIN_CHANNELS:
         return None
     pad = pad.pop()
-    oh, ow = h + 2 * pad - 2, w + 2 * pad - 2           # stride 1
-    if min(oh, ow) < min_output:
-        return None
-    return pad, oh, ow
+    return pad, h + 2 * pad - 2, w + 2 * pad - 2           # stride 1
 
 
-def rewrite(mod, min_output: int = 0, fit: bool = False):
-    """Every eligible NHWC conv2d with constant weights (``eligible``'s ``min_output``) ->
+def rewrite(mod, fit: bool = False):
+    """Every eligible NHWC conv2d with constant weights (``eligible``) ->
     the Winograd TE compute with U as a constant, in F(``tile_for``) (``fit``: per conv)."""
     from tvm import relax
 
-    from .relax_rewrite import rewrite_calls
+    from ..relax_rewrite import rewrite_calls
 
     def rule(bb, call):
-        taken = eligible(call, min_output)
+        taken = eligible(call)
         if taken is None:
             return None
         pad, oh, ow = taken

@@ -33,7 +33,7 @@ def rewrite(mod):
     """The module with float32 exp/erf-based activations replaced by their fast forms."""
     from tvm import tirx, topi
 
-    from .relax_rewrite import rewrite_calls
+    from ..relax_rewrite import rewrite_calls
 
     def f32(call) -> bool:
         ty = getattr(call.args[0], "ty", None)      # a TensorType for tensors
@@ -68,6 +68,6 @@ def rewrite(mod):
 def applies_to(target) -> bool:
     """x86-64 CPU builds only (``targets.x86_measured``): CUDA's expf is already a fast
     hardware approximation, and other CPUs were not measured."""
-    from .targets import x86_measured
+    from ..targets import x86_measured
 
     return x86_measured(target)

@@ -73,7 +73,7 @@ def _input_transposed(value_of, arg):
 def rewrite(mod):
     """``mod`` (NHWC Relax, after ConvertLayout) with each conv that reads a transpose of the
     function's input reading the input itself (see the module's docstring)."""
-    from .relax_rewrite import dense_conv2d, rewrite_calls, tidy
+    from ..relax_rewrite import dense_conv2d, rewrite_calls, tidy
 
     def rule(bb, call, value_of):
         if not dense_conv2d(call, "NHWC"):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import database, targets
+from .. import database, targets
 
 CHOICES = ("auto", "none")      # --recipe
 
