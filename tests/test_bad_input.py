@@ -69,7 +69,7 @@ CASES = [
      "--cell-memory-limit 10"),
     # ---- paths of the wrong kind, missing, not writable
     ("full-tvm-artifact-without-manifest", F, ["--variants", "tvm", "--tvm-artifact", "{W}/empty"],
-     "--tvm-artifact {W}/empty: {W}/empty/manifest.json does not exist"),
+     "--tvm-artifact {W}/empty: {W}/empty holds no manifest.json, nor any folder with one"),
     ("full-data-missing", F, ["--data", "{W}/no-such-data"], "'{W}/no-such-data' does not exist"),
     ("full-data-is-a-file", F, ["--data", "{W}/afile.txt"], "'{W}/afile.txt' is not a folder"),
     ("full-data-empty-folder", F, ["--data", "{W}/empty"], "'{W}/empty' is an empty folder"),

@@ -10,7 +10,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -94,9 +93,12 @@ def test_the_readme_main_job_runs_as_written_on_a_clean_copy(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     (run,) = sorted((root / "results").glob("run-*"))
     recs = assert_records_valid(run / "results.jsonl")
-    ok = {(r["task"], r["variant"]) for r in recs if r["status"] == "ok"}
-    assert {("latency", "pytorch"), ("parity", "onnxruntime"), ("latency", "onnxruntime")} <= ok, \
-        sorted(ok)
+    # smoke's 5 s limits may cut a latency cell short on a busy machine: partial, with figures
+    done = {(r["task"], r["variant"]) for r in recs if r["status"] in ("ok", "partial")
+            and (r["task"] != "latency" or r.get("latency_ms"))}
+    assert {("latency", "pytorch"), ("latency", "onnxruntime")} <= done, sorted(done)
+    assert any(r["task"] == "parity" and r["variant"] == "onnxruntime" and r["status"] == "ok"
+               for r in recs)
     report = (run / "report.md").read_text(encoding="utf-8")
     assert "Which runtime to ship" in report and "mobilenetv2_100" in report
     for name in ("summary.csv", "run.json", "plots"):

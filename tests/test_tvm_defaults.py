@@ -79,3 +79,22 @@ def test_an_artifact_is_picked_from_a_folder_of_them_by_model_and_size(tmp_path)
         "python -m edgebench.tune --model vgg16"), av.reason
     with pytest.raises(ValueError, match="holds no manifest.json, nor any folder with one"):
         conv.check_options({"tvm_artifact": str(tmp_path / "notes")})
+
+
+def test_one_function_decides_whether_a_targets_code_runs_here():
+    import platform
+
+    from converters.tvm import TvmConverter, export
+
+    here = platform.machine()
+    orin_cpu, _ = targets.resolve_target("jetson-agx-orin-cpu")
+    host, _ = targets.resolve_target("host")
+    assert targets.host_arch(host) == here and targets.host_arch(orin_cpu) == "aarch64"
+    assert targets.native(here) and targets.native("arm64") == (here in ("aarch64", "arm64"))
+    foreign = "aarch64" if here == "x86_64" else "x86_64"
+    assert not targets.native(foreign)
+    # every caller answers alike: compiling, exporting, loading an artifact
+    assert export.runnable_here({"host_arch": foreign}) == \
+        f"artifact is for {foreign}, this machine is {here}"
+    assert TvmConverter().available({"tvm_target": "jetson-agx-orin-cpu"}).ok == \
+        targets.native("aarch64")

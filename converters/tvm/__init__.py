@@ -376,15 +376,8 @@ def _cross_reason(target) -> str:
     """Why a target cannot be compiled-and-run here (a different host architecture)."""
     import platform
 
-    host = target.host if target.host is not None else target
-    triple = str(host.attrs.get("mtriple", "") or "")
-    if not triple:
+    arch = targets.host_arch(target)
+    if targets.native(arch):
         return ""
-    arch = triple.split("-")[0]
-    here = platform.machine()
-    same = {("x86_64", "x86_64"), ("aarch64", "aarch64"), ("aarch64", "arm64"),
-            ("arm64", "aarch64")}
-    if (arch, here) in same:
-        return ""
-    return (f"target host is {arch}, this machine is {here}: cross-compile with "
+    return (f"target host is {arch}, this machine is {platform.machine()}: cross-compile with "
             "python -m edgebench.tune --target ... --export DIR and load it on the device")

@@ -130,7 +130,5 @@ def _check_paths(args) -> None:
 
 
 def _cross(target) -> bool:
-    try:
-        return export.cross_compiler_for(target) is not None
-    except ExportError:
-        return True
+    """Whether the target's code cannot run on this machine."""
+    return not targets.native(targets.host_arch(target))

@@ -33,18 +33,14 @@ CROSS_CXX = {"aarch64": "aarch64-linux-gnu-g++"}
 
 def target_arch(target) -> tuple[str, str]:
     """(host cpu architecture, gpu arch or '') of a target."""
-    host = target.host if target.host is not None else target
-    triple = str(host.attrs.get("mtriple", "") or "")
-    arch = triple.split("-")[0] if triple else platform.machine()
     gpu = str(target.attrs.get("arch", "")) if targets.is_gpu(target) else ""
-    return arch, gpu
+    return targets.host_arch(target), gpu
 
 
 def cross_compiler_for(target) -> str | None:
     """None when the target's host is this machine's architecture, else the cross g++."""
-    arch, _ = target_arch(target)
-    here = platform.machine()
-    if arch == here or (arch, here) in (("aarch64", "arm64"), ("arm64", "aarch64")):
+    arch = targets.host_arch(target)
+    if targets.native(arch):
         return None
     cxx = CROSS_CXX.get(arch)
     if cxx is None:
@@ -260,9 +256,8 @@ def tuned_batch_sizes(manifest: dict) -> list[int] | None:
 def runnable_here(manifest: dict) -> str:
     """'' when this machine can load the artifact, else why not."""
     arch = manifest.get("host_arch")
-    here = platform.machine()
-    if arch and arch != here and (arch, here) not in (("aarch64", "arm64"),):
-        return f"artifact is for {arch}, this machine is {here}"
+    if arch and not targets.native(arch):
+        return f"artifact is for {arch}, this machine is {platform.machine()}"
     why = tvm_version_mismatch(manifest)
     if why:
         return why

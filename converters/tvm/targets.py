@@ -222,6 +222,25 @@ def target_slug(target) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", f"{d.get('kind', 'target')}-{what}-{h}")
 
 
+def host_arch(target) -> str:
+    """The CPU architecture ``target``'s host code is for: its (host's) ``mtriple``, else
+    this machine's."""
+    import platform
+
+    host = target.host if target.host is not None else target
+    triple = str(host.attrs.get("mtriple", "") or "")
+    return triple.split("-")[0] if triple else platform.machine()
+
+
+def native(arch: str) -> bool:
+    """Whether code for CPU architecture ``arch`` runs on this machine: the one place that
+    decides (compiling here, exporting, loading an artifact, the tune command's checks)."""
+    import platform
+
+    here = platform.machine()
+    return arch == here or {arch, here} == {"aarch64", "arm64"}
+
+
 def is_gpu(target) -> bool:
     return target.kind.name in ("cuda", "rocm", "vulkan", "metal", "opencl")
 

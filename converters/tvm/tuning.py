@@ -60,10 +60,10 @@ class TuneConfig:
     rpc_session_timeout_s: int = 60
     seed: int = 0
     op_names: Optional[list] = None     # tune only tasks whose name contains one of these
-    layout: Optional[str] = None        # conv2d layout (None: passes.layout_for's default)
+    layout: Optional[str] = None        # conv2d layout (None: lowering.lowering_for's)
     conv2d: Optional[str] = None        # direct | winograd (None: lowering.lowering_for's)
-    spatial_mean: Optional[str] = None  # reduce | matmul (None: passes.spatial_mean_for's)
-    concat: Optional[str] = None        # keep | split (None: passes.concat_for's)
+    spatial_mean: Optional[str] = None  # reduce | matmul (None: lowering.lowering_for's)
+    concat: Optional[str] = None        # keep | split (None: lowering.lowering_for's)
     out_channels: Optional[str] = None  # keep | pad | pad-pair (None: out_channels_for's)
     input_transpose: Optional[str] = None   # kernel | conv (None: lowering.lowering_for's)
     transfer: Optional[bool] = None     # pre-train the cost model on sibling databases

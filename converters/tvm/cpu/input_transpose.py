@@ -14,7 +14,7 @@ legalized with different data and output layouts, so the conv is emitted as its 
 named ``conv2d`` like the others: FuseOps fuses its bias and activation, and MetaSchedule
 tunes it in the same design space (its output's innermost axis is the channels).
 ``kernel`` keeps the transpose. The first conv's workload differs between the two, so a
-database holds one form, recorded in its ``tuning.json`` (passes.input_transpose_for).
+database holds one form, recorded in its ``tuning.json`` (lowering.lowering_for).
 
 Run after ConvertLayout.
 """
