@@ -15,13 +15,11 @@ from .report_format import OK_STATUSES, fmt, latest_cells
 
 def untuned(records: list[dict]) -> set[tuple[str, str]]:
     """(model, variant) pairs whose cells ran a compiler-tuned runtime without its tuning (a
-    TVM build with no database, ``variant_meta.tuning.note``, or an artifact exported
-    untuned, its manifest's ``tuning.status``); computed once per report."""
+    TVM build with no database or an artifact exported untuned: ``database.tuning_meta``'s
+    ``status``); computed once per report."""
     out = set()
     for r in latest_cells(records).values():
-        tuning = (r.get("variant_meta") or {}).get("tuning") or {}
-        if "no tuning database" in (tuning.get("note") or "") or \
-                tuning.get("status") == "untuned":
+        if ((r.get("variant_meta") or {}).get("tuning") or {}).get("status") == "untuned":
             out.add((r["model"], r["variant"]))
     return out
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from edgebench import report, report_decision, report_format
 from test_report import lat, rec
 
-UNTUNED = {"tuning": {"database": "/x", "note": "no tuning database for this model and target"}}
+UNTUNED = {"tuning": {"status": "untuned", "database": "/x",
+                      "note": "no tuning database for this model and target"}}
 EQ = {"equivalent": True, "equivalence": "fp32"}
 
 

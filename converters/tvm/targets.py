@@ -101,14 +101,7 @@ def x86_measured(target) -> bool:
     vector-width tiling; fast_math.py) and tuning recipes (recipes.py) apply to ``target``:
     an LLVM target for x86-64, the only CPUs they were measured on. Other CPUs (the Orin's
     Arm cores) and GPUs get TVM's plain defaults until measured there."""
-    if target is None or target.kind.name != "llvm":
-        return False
-    triple = str(target.attrs.get("mtriple", "") or "")
-    if not triple:
-        from tvm.target import codegen
-
-        triple = str(codegen.llvm_get_system_triple())
-    return triple.startswith(("x86_64", "x86-64"))
+    return target is not None and target.kind.name == "llvm" and host_arch(target) == "x86_64"
 
 
 def defaults_for(target) -> str:
