@@ -171,7 +171,7 @@ class PyTorchCompile(PyTorchEager):
         # The first call goes through the predictor that measures later: a tensor made
         # outside inference mode carries another dispatch key set, and dynamo's guard on it
         # made the first measured batch-1 call compile the graph again (about 5 s for resnet152:
-        # experiments/jit-first-call-recompile).
+        # experiments/FINDINGS.md#torchcompiles-first-call-compiled-again).
         TorchPredictor(compiled, _device(spec.options), {})(
             np.zeros((1, *spec.input_size), dtype=np.float32))
         compile_s = time.perf_counter() - t

@@ -6,7 +6,7 @@ its own rather than a cache for that one:
 - no Python in the call path: the package's C++ wrapper launches the kernels, where the JIT
   variant runs dynamo's guards and inductor's Python wrapper on every call (on the 2-core
   reference machine mobilenetv2 at batch 1 ran 6.9 ms here against 7.9 ms JIT:
-  experiments/aot-vs-jit);
+  experiments/FINDINGS.md#aotinductor-against-torchcompile);
 - one graph for every batch size (a symbolic batch dimension), where the JIT variant
   specialises batch 1 and recompiles for a dynamic batch on the next size;
 - compiled once per model, weights and torch version, on the first cell that needs it (its
@@ -21,7 +21,7 @@ import os
 import time
 from pathlib import Path
 
-from edgebench.cache_integrity import check_cached, seal
+from edgebench.cache_integrity import reuse, seal
 
 from . import register
 from .base import Artifact, ModelSpec, Predictor
@@ -87,9 +87,10 @@ class PyTorchAOT(PyTorchEager):
         path = package_path(spec, cache, max_batch)
         meta = {**fp32, "max_batch": max_batch, "backend": "inductor (AOT)",
                 "package": path.name}
-        rebuilt = check_cached(path, executed=True) if path.is_file() else ""
-        if path.is_file() and not rebuilt:
-            return Artifact(self.name, path=str(path), cached=True, meta=meta)
+        hit, rebuilt = reuse(path, executed=True,
+                             read=lambda: Artifact(self.name, path=str(path), cached=True, meta=meta))
+        if hit:
+            return hit
         t = time.perf_counter()
         meta.update(compile_package(spec, path, max_batch))
         if rebuilt:

@@ -122,6 +122,23 @@ def check_cached(path, executed: bool, data: bytes | None = None) -> str:
     return f"{Path(path).name}: {why}" + (f"; moved aside to {bad.name}" if bad else "")
 
 
+def reuse(path, executed: bool, read=lambda: True, also=(), data: bytes | None = None):
+    """The cache lookup every converter makes: ``(read(), "")`` when ``path`` and the files in
+    ``also`` (its metadata) exist and ``path`` passes ``check_cached``; ``(None, why)`` when a
+    cached file failed (moved aside, or ``read`` could not parse it: ``ValueError``) -- rebuild
+    and record ``why`` as ``cache_rebuilt``; ``(None, "")`` on a miss."""
+    path = Path(path)
+    if not path.is_file() or not all(Path(p).is_file() for p in also):
+        return None, ""
+    why = check_cached(path, executed, data)
+    if why:
+        return None, why
+    try:
+        return read(), ""
+    except ValueError as e:              # its metadata is torn: rebuild as on a miss
+        return None, f"{path.name}: metadata unreadable ({e})"
+
+
 def require(path, data: bytes | None = None) -> None:
     """Before loading an executed artifact: raise ``CacheCorrupted`` unless its bytes (the
     file, or ``data`` read from it) match the recorded sha256. Always a full hash."""

@@ -17,7 +17,7 @@ seconds), so resampling single calls gives an interval that is too narrow. Resam
 dependence. Neither captures that each cell is measured in its own process, and that a
 process's median can sit several per cent (on a shared 2-vCPU VM, tens of per cent) from the
 next one's: memory placement, thread start-up, the machine's state in that second
-(experiments/compare-noise). One run measures batch 1 twice per model and variant, in two
+(docs/compare.md#the-statistics). One run measures batch 1 twice per model and variant, in two
 processes (the latency cell and the throughput cell's batch-1 step), so each run carries a
 sample of that noise: ``process_sd`` estimates it per variant from both runs' pairs, and
 ``widen`` adds it to the bootstrap interval. The minimum effect size (``--threshold``) then

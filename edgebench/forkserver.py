@@ -13,7 +13,7 @@ every cell needs (numpy, timm and torch, edgebench); on a variant's first cell i
 branch for that variant, which imports the modules the variant declares fork-safe to
 import (``Converter.preload``: JAX, inductor) and forks that variant's cells. One server for
 all mapped JAX and inductor into every PyTorch and ONNX Runtime cell: 45 MB more resident
-memory at each cell's start (experiments/forkserver-branches).
+memory at each cell's start (experiments/FINDINGS.md#one-fork-server-branch-per-variant).
 
 A third level for JIT variants (``Converter.compiles_in_process``: torch.compile on the
 CPU), whose compiled model lives in the process and cannot be loaded from a file: a request
@@ -88,7 +88,7 @@ def _own_layout() -> None:
     """Give this child a memory layout of its own, as an exec'd process gets from ASLR.
     Forked children of one server would otherwise place the model and its buffers at the same
     addresses, so a layout that happens to be slow (or fast) is shared by every cell of a run
-    and two runs differ by more than their cells suggest (experiments/compare-noise). A random
+    and two runs differ by more than their cells suggest (docs/compare.md#the-statistics). A random
     number of untouched pages (address space, no memory) shifts later mappings. The heap needs
     more: the server's free chunks serve a child's allocations at fixed addresses whatever one
     small block takes, so one random block at each power of two from 64 B to 32 MiB, malloc'd
@@ -231,7 +231,7 @@ def _threads_settled(quiet_s: float = 0.25, limit_s: float = 10.0) -> float:
     joined, and a worker's exit frees its MKL buffers under MKL's allocator lock: a child
     forked in that moment inherits the lock held and spins forever in ``mkl_serv_allocate``
     at its first matrix product (seen: 2 of 6 first cells of a default run hung until their
-    timeout; experiments/fork-after-compile)."""
+    timeout; experiments/FINDINGS.md#a-cell-forked-right-after-a-compile)."""
     t0 = time.monotonic()
     last, since = None, t0
     while time.monotonic() - t0 < limit_s:

@@ -1,4 +1,5 @@
-"""Metric definitions (DESIGN.md), as pure functions on arrays."""
+"""Metric definitions as pure functions on arrays (what each figure of the report is:
+docs/reading-the-report.md#the-table-of-each-model)."""
 from __future__ import annotations
 
 import numpy as np

@@ -66,8 +66,7 @@ def warm_batch_sizes(prof: dict, n_images: int, tasks=(), pass_batch=None) -> li
     accuracy/parity batch and its remainder, then the throughput search's doubling sizes up
     to the profile's cap. A shape no task calls is not warmed: for torch.compile each new
     shape may be another graph to compile (a parity-only run of the tiny test model warmed
-    5 shapes and compiled 3 graphs in 27.9 s, 2026-11-27:
-    experiments/ci-parallel-2026-11-26/compile-warm-2026-11-27.txt). ``pass_batch`` maps
+    5 shapes and compiled 3 graphs in 27.9 s). ``pass_batch`` maps
     the accuracy batch to the one the passes will run at (``measure.pass_batch`` for the
     predictor: a TVM build's tuned size), so no other is compiled for nothing."""
     wanted = set(tasks) if tasks else BATCH_ONE_TASKS | PASS_TASKS | LADDER_TASKS

@@ -377,7 +377,8 @@ if __name__ == "__main__":        # rewrite the generated section of docs/reliab
 
 def test_a_bad_data_folder_is_said_before_timm_is_imported(tmp_path):
     """The input's cheap checks come before the model names: a name not torchvision's imports
-    timm (5.4 s on the 2-core VM, experiments/ci-durations-2026-11-26; a minute under QEMU),
+    timm (5.4 s on the 2-core VM, ci-durations-2026-11-26 in
+    experiments/FINDINGS.md#folded-experiments; a minute under QEMU),
     which a wrong --data need not wait for."""
     code = ("import sys\n"
             "from edgebench.cli import build_parser\n"

@@ -126,6 +126,28 @@ def test_check_cached_moves_the_bad_file_aside_and_drops_its_record(tmp_path):
     assert ci.check_cached(p, executed=True).startswith("m.pkl: unreadable")
 
 
+def test_reuse_is_every_converters_cache_lookup(tmp_path):
+    """The one get-or-rebuild step the converters share: a miss, a hit read through the
+    caller's reader, a missing companion (its metadata), a corrupted file (moved aside) and
+    metadata that does not parse each give what the caller then does."""
+    p, meta = tmp_path / "m.so", tmp_path / "m.json"
+    read = lambda: json.loads(meta.read_text())          # noqa: E731
+    assert ci.reuse(p, executed=True, read=read, also=[meta]) == (None, "")     # nothing cached
+    p.write_bytes(b"library")
+    ci.seal(p)
+    assert ci.reuse(p, executed=True, read=read, also=[meta]) == (None, "")     # no metadata
+    meta.write_text('{"batch": 1}')
+    assert ci.reuse(p, executed=True, read=read, also=[meta]) == ({"batch": 1}, "")
+    meta.write_text('{"batch": ')                                              # torn
+    hit, why = ci.reuse(p, executed=True, read=read, also=[meta])
+    assert hit is None and why.startswith("m.so: metadata unreadable")
+    meta.write_text('{"batch": 1}')
+    p.write_bytes(b"librarx")                                                  # same size
+    hit, why = ci.reuse(p, executed=True, read=read, also=[meta])
+    assert hit is None and "sha256 mismatch" in why and (tmp_path / "m.so.corrupt").is_file()
+    assert not p.exists()
+
+
 def test_touched_file_with_same_bytes_passes_and_is_restamped(tmp_path):
     p = tmp_path / "a.onnx"
     p.write_bytes(os.urandom(1_000))
@@ -280,4 +302,6 @@ def test_truncated_jax_artifact_is_rebuilt(tmp_path):
     _tamper_keeping_size_and_mtime(pkl)
     with pytest.raises(ci.CacheCorrupted):
         store.load(pkl)
-    _assert_rebuilt(store.check(pkl), pkl.name)
+    ported, why = store.cached(pkl)
+    assert ported is None
+    _assert_rebuilt(why, pkl.name)

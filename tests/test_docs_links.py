@@ -95,3 +95,29 @@ def test_user_docs_speak_of_the_product_not_its_history():
         ["2026-11-27", "issue 32", "landed 2f067cb", "stop 44"]
     assert history("records: experiments/own-model-2026-12-05/ and jetson-containers #1462; "
                    "a session 0.71x as long") == []
+
+
+CITATION = re.compile(r"experiments/([\w.-]*[\w-])(?:#([\w-]+))?")
+DOC_CITATION = re.compile(r"\b(docs/[\w.-]+\.md)#([\w-]+)")
+
+
+def folder_citations(text: str, have: set[str]) -> list[str]:
+    """What in ``text`` cites an experiment folder, or a findings heading that is not there."""
+    return [m.group(0) for m in CITATION.finditer(text)
+            if m.group(1) != "FINDINGS.md" or (m.group(2) and m.group(2) not in have)]
+
+
+def test_shipping_code_cites_the_findings_page_not_experiment_folders():
+    """Experiments are folded away as their claims are superseded; the code's citations
+    outlive them only as headings of the findings page."""
+    have = anchors(REPO / "experiments" / "FINDINGS.md")
+    assert folder_citations("see experiments/tvm-x-2026/ and experiments/FINDINGS.md#no-such; "
+                            "experiments/FINDINGS.md#threads", have) == [
+        "experiments/tvm-x-2026", "experiments/FINDINGS.md#no-such"]
+    bad = []
+    for py in sorted(p for root in ("converters", "edgebench") for p in (REPO / root).rglob("*.py")):
+        text = py.read_text(encoding="utf-8")
+        bad += [f"{py.relative_to(REPO)}: {c}" for c in folder_citations(text, have)]
+        bad += [f"{py.relative_to(REPO)}: {doc}#{a}" for doc, a in DOC_CITATION.findall(text)
+                if not (REPO / doc).is_file() or a not in anchors(REPO / doc)]
+    assert not bad, "\n".join(bad)

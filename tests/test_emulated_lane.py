@@ -270,7 +270,8 @@ def test_suite_on_the_emulated_orin(lane):
 # two means differ by how the load moved between those instants. Seen: +2.4 % to +4.2 % on
 # 2026-11-25 (3 sweeps, experiments/power-modes-emulated), -7.5 % (MAXN) and -10.2 %
 # (MODE_50W) on 2026-11-26 (the lane alone, 3-4 calls per cell), -20.2 % (MAXN) the same day
-# with the lane beside two xdist workers on the 2 cores (experiments/ci-parallel-2026-11-26):
+# with the lane beside two xdist workers on the 2 cores (ci-parallel-2026-11-26 in
+# experiments/FINDINGS.md#folded-experiments):
 # the more the load moves, the further apart. 25 %: still fails on a wrong unit or on the
 # largest rail missing (VIN_SYS_5V0 alone is over 30 % of the total); VDD_GPU_SOC (about 16 %)
 # is within this noise, and the rails' own reading is checked without it above

@@ -257,9 +257,9 @@ def test_other_session_errors_pass_through(tmp_path):
     assert len(calls) == 1
 
 
-# Recorded on an H100 with onnxruntime-gpu 1.31.1 and no TensorRT (device.sh in that folder).
+# Recorded on an H100 with onnxruntime-gpu 1.31.1 and no TensorRT (run.sh in that folder).
 H100_PROBE = (Path(__file__).resolve().parents[1] / "experiments" / "ort-cuda-h100-2026-11-26"
-              / "runs" / "1-before-skip-fix" / "probe.jsonl")
+              / "runs" / "2-after-fixes" / "probe.jsonl")
 
 
 def test_tensorrt_ep_without_tensorrt_libraries_makes_the_cell_skipped(tmp_path):

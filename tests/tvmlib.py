@@ -8,11 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from edgebench.metrics import PARITY_DEFAULTS
+
 REPO = Path(__file__).resolve().parents[1]
 MODEL = "test_resnet"          # timm's tiny test network: 0.47 M parameters, 22 TVM tasks in NHWC
 SIZE = (3, 64, 64)
 SIZE_ARG = "3x64x64"
-TOL = 1e-3                     # FP32 parity budget (DESIGN.md)
+TOL = PARITY_DEFAULTS["fp32_atol"]    # the suite's FP32 parity budget
 
 
 def _spec(options=None):

@@ -93,11 +93,9 @@ class JaxFlaxConverter(Converter):
         from .predictor import compile_forward, make_forward, shape_key
 
         path = store.path_for(spec, cache)
-        rebuilt = store.check(path) if path.is_file() else ""
-        cached = path.is_file()
-        if cached:
-            ported, convert_s = store.load(path, checked=True), 0.0
-        else:
+        ported, rebuilt = store.cached(path)
+        cached, convert_s = ported is not None, 0.0
+        if not cached:
             ported, convert_s = self._port(spec, family)
             t0 = time.perf_counter()
             store.save(path, ported)

@@ -14,7 +14,7 @@ import os
 import pickle
 from pathlib import Path
 
-from edgebench.cache_integrity import check_cached, require, seal
+from edgebench.cache_integrity import require, reuse, seal
 
 FORMAT_VERSION = 1
 
@@ -53,10 +53,10 @@ def save(path: Path, ported: PortedModel) -> None:
     seal(path)
 
 
-def check(path) -> str:
-    """On a cache hit: "" when ``path`` may be loaded, else why it was moved aside (rebuild).
-    A full hash every time: the pickle is executed."""
-    return check_cached(path, executed=True)
+def cached(path):
+    """``(PortedModel, "")`` from a valid cached artifact (fully hashed: the pickle is
+    executed), else ``(None, why it was moved aside or "")``: port and save."""
+    return reuse(path, executed=True, read=lambda: load(path, checked=True))
 
 
 def load(path, checked: bool = False) -> PortedModel:

@@ -15,7 +15,7 @@ MEMORY_VARIABLES = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_ALLOCATO
 # XLA:CPU (jaxlib 0.10) hands subgraphs to YNNPACK ("library fusions"). Its multi-op dot
 # fusion pulled vgg16's whole conv stack into the fc2 matmul and ran 13x slower per image at
 # batch >= 2 (1,650 ms instead of 125 ms; batch 1 unaffected), which is a runtime defect,
-# not what JAX computes: experiments/jax-ynn-fusion has the figures for all six models.
+# not what JAX computes: experiments/FINDINGS.md#xlacpus-ynnpack-fusions.
 # An empty list leaves every op to XLA's own emitters. A user's own setting of the flag wins.
 YNN_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
 YNN_DEFAULT = f"{YNN_FLAG}="

@@ -259,7 +259,7 @@ class OnnxRuntimeInt8(Calibrated, OnnxRuntimeConverter):
     cli_options = INT8_OPTIONS
     compares_with = "onnxruntime"
     # Opt-in: calibration and four more cells per model would take the default run past its
-    # 15.3 min cold / 8.2 min warm on 2 cores (docs/int8.md, experiments/int8-cpu/).
+    # 15.3 min cold / 8.2 min warm on 2 cores (docs/int8.md#speed-on-the-cpu-two-forms-of-one-calibration).
     in_default_run = False
 
     def _providers(self, options: dict | None) -> list[str]:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from converters.base import Artifact, ModelSpec
-from edgebench.cache_integrity import check_cached, seal
+from edgebench.cache_integrity import reuse, seal
 
 OPSET = 18
 INPUT_NAME, OUTPUT_NAME = "input", "logits"
@@ -37,13 +37,12 @@ def export_onnx(spec: ModelSpec, cache: Path, opset: int = OPSET) -> Artifact:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{spec.slug}-{key}.onnx"
     meta_path = path.with_suffix(".exporter")
-    rebuilt = ""
-    if path.is_file() and meta_path.is_file():
-        # A parser reads it (no code runs from it): checked by hash when its stamp changed.
-        rebuilt = check_cached(path, executed=False)
-        if not rebuilt:
-            return Artifact("onnx", path=str(path), cached=True,
-                            meta={"exporter": meta_path.read_text(encoding="utf-8").strip(), "opset": opset})
+    # A parser reads it (no code runs from it): checked by hash when its stamp changed.
+    hit, rebuilt = reuse(path, executed=False, also=[meta_path], read=lambda: Artifact(
+        "onnx", path=str(path), cached=True,
+        meta={"exporter": meta_path.read_text(encoding="utf-8").strip(), "opset": opset}))
+    if hit:
+        return hit
     model = spec.build()
     x = torch.randn(2, *spec.input_size)
     outputs = output_names(spec)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from converters.base import Artifact, ModelSpec
-from edgebench.cache_integrity import check_cached, seal
+from edgebench.cache_integrity import reuse, seal
 
 from .export import INPUT_NAME, export_onnx
 
@@ -37,7 +37,7 @@ DEFAULT_CALIB_METHOD = "entropy"       # TensorRT's own calibrator (EntropyCalib
 # Ops whose inputs (and weights) are quantized: the compute ops, and the residual Add and the
 # pools between them, so that a block stays INT8 end to end (TensorRT fuses Q/DQ around them;
 # without Add, ONNX Runtime's CPU kept each residual branch's last Conv in FP32: seen in a
-# prototype on 2026-11-25, not recorded; experiments/int8-cpu/ has the kernel counts with Add).
+# prototype, not recorded; docs/int8.md#the-quantized-model-convertersonnxruntimequantizepy).
 QUANTIZED_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "MaxPool",
                  "GlobalAveragePool", "AveragePool")
 # The settings NVIDIA's Model Optimizer passes to quantize_static for TensorRT.
@@ -181,7 +181,8 @@ def form_settings(form: str) -> dict:
       recommendation from the same calibration: unsigned INT8 activations with a zero point
       (U8S8) and Relu/Clip folded into their producer's output range, so ONNX Runtime's
       CPU provider runs each block in QLinearConv without FP32 round trips
-      (experiments/int8-cpu/: the TensorRT form was slower than FP32 for the small models)."""
+      (docs/int8.md#speed-on-the-cpu-two-forms-of-one-calibration: the TensorRT form was slower
+      than FP32 for the small models)."""
     from onnxruntime.quantization import QuantType
 
     if form == "cpu":
@@ -212,12 +213,11 @@ def qdq_model(spec: ModelSpec, cache: Path, form: str = "tensorrt") -> Artifact:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{spec.slug}-{key}.qdq.onnx"
     meta_path = path.with_suffix(".json")
-    rebuilt = ""
-    if path.is_file() and meta_path.is_file():
-        rebuilt = check_cached(path, executed=False)
-        if not rebuilt:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            return Artifact("int8", path=str(path), cached=True, meta={"int8": meta})
+    hit, rebuilt = reuse(path, executed=False, also=[meta_path], read=lambda: Artifact(
+        "int8", path=str(path), cached=True,
+        meta={"int8": json.loads(meta_path.read_text(encoding="utf-8"))}))
+    if hit:
+        return hit
     excluded = auto_exclusions(fp32.path) if rules else {}
     for n in user_excl:
         excluded[n] = "excluded by --int8-exclude"

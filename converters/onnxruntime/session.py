@@ -91,7 +91,7 @@ def not_loaded(ort, sess, cfg: OrtProviderConfig) -> SkipVariant | None:
 # (libnvinfer) do not load: the EP is compiled into every onnxruntime-gpu wheel and listed by
 # get_available_providers() whether TensorRT is installed or not (onnxruntime_pybind_state.cc,
 # RegisterTensorRTPluginsAsCustomOps; recorded on an H100 without TensorRT, ORT 1.31.1:
-# experiments/ort-cuda-h100-2026-11-26/runs/1-before-skip-fix/probe.jsonl).
+# experiments/FINDINGS.md#onnx-runtimes-gpu-providers-on-an-h100).
 _TRT_LIBS_MISSING = "Please install TensorRT libraries"
 
 

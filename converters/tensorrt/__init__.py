@@ -72,7 +72,7 @@ from pathlib import Path
 from converters import register
 from converters.base import (Artifact, Availability, Converter, ModelSpec, OutOfMemory, Predictor,
                              SkipVariant)
-from edgebench.cache_integrity import check_cached, seal
+from edgebench.cache_integrity import reuse, seal
 from edgebench.util import atomic_write_json
 
 from .build import (build_engine, device_identity, make_logger, read_engine,
@@ -289,11 +289,12 @@ class TensorRTFP16(Converter):
             # checked bytes go to load() in artifact.obj, so what is deserialized is what
             # was hashed (a later load without them reads and checks again: read_engine).
             data = engine_path.read_bytes()
-            rebuilt = check_cached(engine_path, executed=True, data=data)
-            if not rebuilt:
-                meta = {**json.loads(meta_path.read_text(encoding="utf-8")), **base_meta, **notes}
-                return Artifact(self.name, path=str(engine_path), cached=True, meta=meta,
-                                obj=data)
+            hit, rebuilt = reuse(engine_path, executed=True, also=[meta_path], data=data,
+                                 read=lambda: Artifact(self.name, path=str(engine_path), cached=True, meta={
+                                     **json.loads(meta_path.read_text(encoding="utf-8")), **base_meta, **notes},
+                                     obj=data))
+            if hit:
+                return hit
             notes["cache_rebuilt"] = rebuilt
             del data
         t = time.perf_counter()

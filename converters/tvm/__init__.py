@@ -1,35 +1,16 @@
 """Apache TVM variant: torch.export -> Relax -> (MetaSchedule-tuned) TIR -> native library.
 
-Options (``spec.options``, from the CLI):
-  tuning_dir     where tuning databases live (default ``results/tuning``); the database for a
-                 model+target is applied when it exists (``python -m edgebench.tune`` writes it)
-  tvm_target     ``host`` (LLVM for this CPU, ``mcpu`` detected, all physical cores; the
-                 default, except on a Jetson with CUDA: ``jetson-agx-orin``),
-                 ``jetson-agx-orin`` (TVM tag nvidia/jetson-agx-orin-64gb: CUDA sm_87 + aarch64
-                 host), ``jetson-agx-orin-cpu`` (its Cortex-A78AE cores, LLVM aarch64), a TVM
-                 target tag, or a JSON target object
-  tvm_artifact   a directory written by ``python -m edgebench.tune --export``, or a folder of
-                 them (the model's own is picked): loaded instead of compiling, after checking
-                 every file's sha256 against its manifest
-  tvm_importer   ``auto`` (torch.export, ONNX if that fails) | ``torch.export`` | ``onnx``
-  tvm_<choice>   each lowering choice of lowering.py (layout, out_channels, concat,
-                 input_transpose, conv2d, spatial_mean): the user's, else the one the tuning
-                 database was made with, else the x86-measured form on x86-64 CPU targets and
-                 TVM's plain form elsewhere (``defaults`` in every record says which)
-
-Batch sizes: shapes are static. Batch 1 is compiled by ``convert``; any other batch size is
-compiled on its first call and cached on disk (an exported artifact holds the batch sizes it
-was exported with). The tuning database applies to the batch sizes it was tuned at.
+Options: ``tuning_dir``, ``tvm_target`` (targets.py), ``tvm_artifact`` (an export, loaded
+instead of compiling), ``tvm_importer``, ``tvm_<choice>`` (lowering.py). Static shapes: batch 1
+is compiled by ``convert``, others on first call (an artifact holds only its exported sizes).
 
 Layout of this package (one job per module). The core:
   __init__.py      the converter (options, cache keys, loading an export)
   errors.py        the package's exceptions (the tuning command maps them to exit codes)
-  targets.py       targets (host, jetson-agx-orin[-cpu], tags, JSON): names, devices, CPU
-                   threads, the default target, which targets the x86 defaults apply to
+  targets.py       targets (host, Jetson, tags, JSON): names, devices, threads, defaults
   importer.py      torch module or ONNX file -> Relax (torch.export, ONNX as fallback)
   lowering.py      the registry of lowering choices: values, options, cache key, tuning.json
-  passes.py        the lowering shared by tuning and compiling (BN folding, layout, the
-                   registry's rewrites, fusion) and the tuning tasks it yields
+  passes.py        the lowering shared by tuning and compiling, and the tuning tasks
   relax_rewrite.py ``Rewrite`` (a lowering choice's descriptor) and Relax rewrite helpers
   build.py         apply a tuning database, compile, write a host library
   database.py      tuning databases: paths, fingerprint, what they hold, tuning.json
@@ -59,7 +40,7 @@ import threading
 import time
 from pathlib import Path
 
-from edgebench.cache_integrity import check_cached
+from edgebench.cache_integrity import reuse
 from edgebench.util import atomic_write_json
 
 from .. import register
@@ -238,16 +219,11 @@ class TvmConverter(Converter):
     def _compiled(self, spec: ModelSpec, cache: Path, batch: int, ctx: dict):
         """(library path, meta, cached?) for one batch size; compiles on a cache miss."""
         so, js = self._cache_paths(spec, cache, batch, ctx)
-        rebuilt = ""
-        if so.is_file() and js.is_file():
-            # The library is dlopen'ed: fully re-hashed on every reuse, in the process that
-            # loads it, right before (convert -> load for batch 1, _get for other sizes).
-            rebuilt = check_cached(so, executed=True)
-            if not rebuilt:
-                try:
-                    return so, json.loads(js.read_text(encoding="utf-8")), True
-                except ValueError as e:
-                    rebuilt = f"{js.name}: unreadable ({e})"
+        # dlopen'ed: fully re-hashed on every reuse, in the process that loads it.
+        hit, rebuilt = reuse(so, executed=True, also=[js],
+                             read=lambda: json.loads(js.read_text(encoding="utf-8")))
+        if hit is not None:
+            return so, hit, True
         model = self._model(spec)
         db_dir = ctx["db_dir"] if database.database_exists(ctx["db_dir"]) else None
         res = build.build_library(model, spec.input_size, batch, ctx["target"], db_dir=db_dir,
@@ -331,9 +307,8 @@ class TvmConverter(Converter):
 
 
 def _untuned_reason(model: str, opts: dict, ctx: dict) -> str:
-    """Untuned TVM costs seconds per image on a small CPU (resnet152: ~10 s) and says
-    little: the short profiles (quick, smoke) measure TVM only where a tuning database
-    exists; paper (or a caller naming no profile) measures it anyway."""
+    """Why TVM is left out untuned ('' if not): untuned TVM is slow and says little, so the
+    quick and smoke profiles measure it only where a tuning database exists."""
     profile = opts.get("profile")
     if (profile not in ("quick", "smoke") or opts.get("tvm_untuned")
             or (Path(ctx["db_dir"]) / "database_tuning_record.json").is_file()):

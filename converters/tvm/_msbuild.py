@@ -1,11 +1,8 @@
 """MetaSchedule builder function for CPU targets, run in the builder's worker processes.
 
-TVM's ``default_build`` imports ``tvm.s_tir.tensor_intrin`` (all tensor intrinsics, the CUDA
-ones included) in every fresh worker: 17-25 s on this 2-core machine, and the LocalBuilder
-starts fresh workers for every batch of candidates. Under load that exceeds the build
-timeout, so whole batches fail with "LocalBuilder: Timeout" and their tasks keep naive
-schedules. By the time a candidate reaches the builder its tensorized blocks (if any) are
-already inlined, so the registration is not needed to build it.
+TVM's ``default_build`` imports every tensor intrinsic in each fresh worker, which under load
+exceeds the build timeout (experiments/FINDINGS.md#builder-workers-and-gather-kernels). A
+candidate's tensorized blocks are already inlined when it is built, so this skips that.
 """
 
 

@@ -64,9 +64,8 @@ def build_library(model, input_size, batch: int, target, *, db_dir=None, importe
     """Import, lower, apply the database and compile one static batch size. ``lowering``:
     ``passes.lower_for_tuning``'s choices (``lowering.lowering_for`` gives a database's).
 
-    Returns {"executable", "importer", "importer_note", "tuning", "lowered" (the module the
-    database was applied to), "tasks", "timings"}; the executable is
-    also exported to ``out_path`` when given (host-native export)."""
+    Returns {"executable", "importer", "importer_note", "tuning", "lowered", "tasks",
+    "timings"}; the executable is also exported to ``out_path`` when given."""
     timings = {}
     t0 = time.perf_counter()
     shape = (batch, *input_size)

@@ -6,13 +6,9 @@ and/or export a compiled TVM artifact for a device, then say how to measure the 
     python -m edgebench.tune --model resnet152 --target jetson-agx-orin --trials 2000 \\
         --rpc-tracker 10.0.0.5:9190 --rpc-key orin          # measure candidates on the board
 
-Every figure of the result is measured by edgebench itself (``edgebench.full``: parity and
-latency records in a run's results.jsonl, next to ONNX Runtime): the command prints that
-``edgebench.full`` command, and ``--measure`` runs it.
-
-Exit codes: 0 done, 1 TVM failed (message says why) or the --measure run failed, 2 bad
-arguments, 130 interrupted (every trial measured so far is in the database; run the same
-command again to resume).
+The result is measured by ``edgebench.full`` beside ONNX Runtime: the command prints that
+command, ``--measure`` runs it. Exit codes: 0 done, 1 TVM or the measurement failed, 2 bad
+arguments, 130 interrupted (the same command resumes).
 """
 from __future__ import annotations
 

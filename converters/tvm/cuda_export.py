@@ -1,14 +1,11 @@
 """CUDA kernels of an exported artifact, compiled here instead of on the device.
 
-TVM 0.27 keeps CUDA *source* in the library and compiles it when the library is loaded
-(``tvm_callback_cuda_compile``: a Python NVRTC/nvcc hook on the device). We compile the
-kernels here instead, with NVRTC 12.2 from the ``nvidia-cuda-nvrtc-cu12`` wheel (JetPack 6.0
-ships CUDA 12.2; a 12.2 cubin/PTX runs on every JetPack 6 driver), to a cubin for the
-target's arch (default) or to PTX, and rewrite the CUDA module's entry in the library blob
-(tvm-ffi layout ``<nbytes><import tree>{<kind><bytes>}``, CUDA module bytes
-``<fmt><fmap><code>``) from fmt ``cuda`` to ``cubin``/``ptx``. The blob goes into the .so
-through an assembler ``.incbin`` (large weights make C arrays impractical): see
-``make_fpack_imports``, which ``export.export_executable`` passes to ``export_library``.
+TVM 0.27 keeps CUDA source in the library and compiles it on load, on the device. Here the
+kernels are compiled with NVRTC 12.2 (JetPack 6's CUDA, so it runs on every JetPack 6 driver)
+to a cubin (default) or PTX, and the CUDA module's entry in the library blob (tvm-ffi layout
+``<nbytes><import tree>{<kind><bytes>}``, module bytes ``<fmt><fmap><code>``) is rewritten
+from ``cuda`` to ``cubin``/``ptx``. The blob is linked in through an assembler ``.incbin``
+(``make_fpack_imports``, passed to ``export_library``).
 """
 from __future__ import annotations
 
@@ -80,10 +77,8 @@ def _nvrtc():
 
 @contextlib.contextmanager
 def _thread_locale_kept():
-    """NVRTC 12 switches the calling thread to its own C locale (``uselocale``) and leaves it
-    there: Python's default text encoding on that thread then reads ASCII, and any later
-    ``open()`` without an encoding fails on the first non-ASCII byte (the CI failure of
-    2026-11-25). Put the thread's locale back afterwards."""
+    """Put the thread's locale back after NVRTC 12, which leaves the thread in a C locale
+    (``uselocale``): later ``open()`` calls without an encoding would then read ASCII."""
     libc = ctypes.CDLL(None)
     use = getattr(libc, "uselocale", None)
     if use is None:                      # no POSIX-2008 per-thread locales here: nothing to keep

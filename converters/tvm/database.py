@@ -1,6 +1,5 @@
-"""Tuning databases: where they live, whether one exists, its content fingerprint (part of
-every cache key), what it holds for a model's tasks, and ``tuning.json`` (the sessions next
-to MetaSchedule's JSON database: trials, seconds, layout, design space).
+"""Tuning databases: where they live, their fingerprint (part of every cache key), what they
+hold for a model's tasks, and ``tuning.json`` (the sessions beside MetaSchedule's database).
 
     <tuning_dir>/<target-slug>/<model>-CxHxW/database_workload.json
                                             /database_tuning_record.json
@@ -88,10 +87,7 @@ def task_hash(task_mod) -> str:
 
 def kernel_workloads(lowered_mod, tasks) -> dict:
     """{kernel name: task} for every PrimFunc of ``lowered_mod`` whose workload is one of
-    ``tasks``. Tasks are deduplicated by structure, so several kernels (``fused_conv2d_add``,
-    ``fused_conv2d_add3``, ...) can share one task and its database records. The wrapping is
-    the one ``extract_tasks`` files a workload under: a module whose only function is
-    ``main`` with that global symbol."""
+    ``tasks`` (several kernels can share a task), wrapped as ``extract_tasks`` files it."""
     import tvm
     from tvm import tirx
 
@@ -206,8 +202,7 @@ def recipe_of(meta: dict) -> dict | None:
 
 
 def tuned_batch_sizes(db_dir) -> list[int]:
-    """The batch sizes this database holds tuned kernels for: those of its sessions that left
-    records (a session before batch sizes were recorded tuned batch 1). Empty: no database."""
+    """The batch sizes this database holds tuned kernels for (unrecorded: 1); [] without one."""
     if not db_dir or not database_exists(db_dir):
         return []
     sessions = read_db_meta(db_dir).get("sessions", [])

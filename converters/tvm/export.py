@@ -3,11 +3,8 @@
     DIR/manifest.json      target, TVM version, tuning, sha256 of every file, how to load
     DIR/model-b1.so        one library per exported batch size (weights inside)
 
-Cross-compiling for an aarch64 + CUDA device (``jetson-agx-orin``) from x86:
-  * host code: LLVM emits aarch64 objects; ``aarch64-linux-gnu-g++`` (Debian/Ubuntu package
-    ``g++-aarch64-linux-gnu``) links the .so;
-  * GPU kernels: compiled here with NVRTC 12.2 to a cubin or PTX (cuda_export.py), so the
-    device needs no CUDA compiler.
+Cross-compiling for ``jetson-agx-orin`` from x86: ``aarch64-linux-gnu-g++`` links the host
+code; GPU kernels are compiled here with NVRTC (cuda_export.py), so the device needs no compiler.
 """
 from __future__ import annotations
 
@@ -242,11 +239,8 @@ def libraries(art_dir, manifest: dict) -> dict:
 
 
 def tuned_batch_sizes(manifest: dict) -> list[int] | None:
-    """The artifact's batch sizes whose libraries were built with tuned kernels (their
-    database was tuned at that size: ``tuning_by_batch[b]["batch_sizes"]``), for
-    ``Predictor.tuned_batch_sizes``. None where that cannot narrow the choice: no library
-    is tuned (an untuned export, or a manifest from before batch sizes were recorded), so
-    every size it holds is as good as another."""
+    """The artifact's batch sizes built with tuned kernels (``tuning_by_batch[b]
+    ["batch_sizes"]``), for ``Predictor.tuned_batch_sizes``; None where none is tuned."""
     by_batch = manifest.get("tuning_by_batch") or {}
     tuned = sorted(int(b) for b in manifest.get("libraries", {})
                    if int(b) in ((by_batch.get(str(b)) or {}).get("batch_sizes") or ()))
@@ -267,18 +261,15 @@ def runnable_here(manifest: dict) -> str:
 
 
 def _release(version: str) -> str:
-    """A TVM version without its local part and post-release number: "0.27.0.post1+g7b5" ->
-    "0.27.0". TVM's post releases re-package the same sources (v0.25.0.post1 changed only the
-    wheel-publishing CI); anything else (another release, a .dev or rc build) is other code."""
+    """A TVM version without its local part and post-release number ("0.27.0.post1+g7b5" ->
+    "0.27.0"): post releases re-package the same sources."""
     return re.sub(r"\.post\d+$", "", str(version).split("+", 1)[0].strip())
 
 
 def tvm_version_mismatch(manifest: dict) -> str:
     """'' when this TVM runtime is the release that exported the artifact (manifest "tvm"),
-    else why not. A library built by one TVM and loaded by another may not load, or may
-    crash the process when it runs (the VM executable format and the runtime's ABI are not
-    stable across releases), so a mismatch is refused before loading anything. A manifest
-    without "tvm" is not checked (every export writes it: targets.tvm_versions())."""
+    else why not: the VM format and runtime ABI are not stable across releases, and a
+    mismatched library may crash the process. A manifest without "tvm" is not checked."""
     built = manifest.get("tvm")
     if not built:
         return ""
@@ -295,12 +286,9 @@ def tvm_version_mismatch(manifest: dict) -> str:
 def cuda_runtime_here() -> str:
     """'' when TVM's runtime can run CUDA kernels here, else why not.
 
-    TVM 0.27 keeps its CUDA device API in a sidecar, ``libtvm_runtime_cuda.so``, that only
-    the compiler-side backend autoload opens, and that swallows the error when it fails. So
-    with the runtime alone (no libtvm_compiler, or ``TVM_USE_RUNTIME_LIB=1``), the way an
-    exported artifact is meant to run on the device, ``tvm.cuda(0).exist`` said False on an
-    H100; and where the sidecar cannot load (it needs ``libcudart.so.13``) nothing said
-    why. Open it here and keep the loader's message."""
+    TVM 0.27's CUDA device API is a sidecar, ``libtvm_runtime_cuda.so``, that only the
+    compiler's autoload opens, silently: with the runtime alone CUDA looked absent. Open it
+    here and keep the loader's message."""
     import tvm
     from tvm.base import _LOADED_LIBS
 

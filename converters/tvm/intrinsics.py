@@ -1,16 +1,10 @@
 """Registering TVM's tensor intrinsics before a MetaSchedule ``TuneContext`` is made.
 
-``TuneContext`` imports ``tvm.s_tir.tensor_intrin``, whose ``__init__`` parses every tensor
-intrinsic (the CUDA ones included) from TVMScript. Each ``@T.prim_func`` there calls
-``inspect.stack()``, and for every frame without a source file on disk (the import system's
-``<frozen importlib._bootstrap>`` frames) ``inspect.getmodule`` scans all of ``sys.modules``:
-496 stacks of ~60 frames, 30 500 scans. Measured 2026-11-26 (AMD EPYC, Python 3.11): 58 s
-with TVM alone imported, 105 s with torch and timm imported too (2 700 modules), paid by
-every process that tunes or trains a cost model.
-
-``register_for(target)`` does it in about a second for an LLVM target (only the x86 and Arm
-intrinsics can apply there) and otherwise imports the full package with ``getmodule``
-memoized per file name for such frames, which is exact for them (6 s with torch loaded).
+``TuneContext`` imports ``tvm.s_tir.tensor_intrin``, which parses every tensor intrinsic from
+TVMScript; each ``@T.prim_func`` calls ``inspect.stack()``, and ``inspect.getmodule`` scans all
+of ``sys.modules`` for every frame without a source file: a minute or more per process.
+``register_for`` imports only the x86 and Arm intrinsics for an LLVM target, else the full
+package with ``getmodule`` memoized per file name for such frames (exact for them).
 """
 from __future__ import annotations
 
@@ -25,10 +19,8 @@ PACKAGE = "tvm.s_tir.tensor_intrin"
 
 @contextlib.contextmanager
 def memoized_getmodule():
-    """``inspect.getmodule`` cached by file name for objects it can only place by their file
-    (frames and code objects: no ``__module__``, no ``__name__``). For those, CPython's
-    answer depends on the file name alone: it finds the name in its file-to-module map or,
-    failing that, returns None, so the cache returns what the scan would have. Restored on exit."""
+    """``inspect.getmodule`` cached by file name for objects it can place only by their file
+    (frames, code objects), whose answer depends on the file name alone. Restored on exit."""
     original = inspect.getmodule
     cache: dict[str, object] = {}
 

@@ -9,8 +9,7 @@ from .cpu import REWRITES as CPU_REWRITES
 from .relax_rewrite import Rewrite
 from .targets import x86_measured
 
-# NHWC on x86: with the channels innermost every conv vectorises over channels (MobileNetV2
-# tuned in NHWC ran 8-29 % faster than in NCHW; experiments/FINDINGS.md, "NHWC on CPUs").
+# NHWC on x86: every conv vectorises over channels (experiments/FINDINGS.md#nhwc-on-cpus).
 LAYOUT = Rewrite("layout", ("NCHW", "NHWC"), plain="NCHW", measured="NHWC", before="NCHW",
                  help="the layout convs compute in", says="NHWC", nhwc_only=False)
 REWRITES = (LAYOUT, *CPU_REWRITES)
@@ -21,10 +20,9 @@ BEFORE_RECORDED = {r.name: r.before for r in REWRITES}
 
 def recorded_choice(db_dir, key: str, wanted: str | None, before: str,
                     new: str | None) -> str | None:
-    """A choice a database records (a lowering choice, or ``runner.caches_for``'s):
-    ``wanted`` (the user's option) first; then the one the database in ``db_dir`` records
-    under ``key`` (its workloads or records exist only in that form); ``before`` for a
-    database made before the choice was recorded; else ``new``."""
+    """A choice a database records (a lowering choice, or the runner's caches): ``wanted``,
+    else what the database in ``db_dir`` records under ``key`` (its records exist only in
+    that form), ``before`` for a database from before it was recorded, else ``new``."""
     if wanted:
         return wanted
     if db_dir is not None:
@@ -43,10 +41,9 @@ def _normal(r: Rewrite, value: str | None) -> str | None:
 
 
 def lowering_for(target, db_dir=None, wanted: dict | None = None, **named) -> dict:
-    """Every lowering choice of a build or a tuning session: the user's (``wanted``, by
-    name; None where unset), else the one the database in ``db_dir`` was tuned with, else the
-    default: the x86-measured form on x86-64 CPU targets, TVM's plain one elsewhere
-    (``targets.x86_measured``). NHWC-only rewrites keep their plain form in NCHW builds."""
+    """Every lowering choice of a build or tuning session: the user's (``wanted``), else the
+    database's, else the x86-measured form on x86-64 CPUs and the plain one elsewhere.
+    NHWC-only rewrites stay plain in NCHW builds."""
     wanted = {**(wanted or {}), **named}
     measured = x86_measured(target)
     out = {}

@@ -1,21 +1,11 @@
 """How fast this machine ran while a tuning session measured its candidates.
 
 The tuner keeps each task's fastest candidate as measured at that moment, so a database tuned
-while the machine ran slow holds worse picks, and nothing in it says so. On the 2-vCPU
-development VM the same command (code path, budget, seed) gave MobileNetV2 a tuner estimate of
-5.61 ms one day and 7.88 ms another, 28 of 34 tasks slower
-(``experiments/tvm-threadpool-vs-ort-2026-11-27``), and a single-threaded loop pinned to one
-vCPU ran 19.5 ms at one moment and 40.5 ms a few minutes later
-(``experiments/tvm-vcpu-pair-2026-11-27``). So after every measured batch the tuning loop
-times two fixed references here, and the session's record in ``tuning.json`` keeps the trace:
-
-* compute: an L1-resident float32 multiply loop on each CPU in turn (the thread pinned to it),
-  so a slow core shows as itself (a candidate's parallel loop waits for its slowest thread);
-* memory: one 64 MiB copy, larger than the caches, as memory-bound kernels see the machine.
-
-Each is the median of three short runs (about 80 ms for both on 2 cores). Fixed sizes, so
-traces of different sessions on one machine compare. Candidates measured elsewhere (an RPC
-device, a GPU) are not traced: this machine's speed says nothing of theirs."""
+while the machine ran slow holds worse picks
+(experiments/FINDINGS.md#the-same-command-does-not-give-the-same-database-twice). After every
+measured batch the loop times two fixed references, kept in ``tuning.json``: compute (an
+L1-resident multiply loop pinned to each CPU in turn) and memory (a 64 MiB copy), each the
+median of three runs. Candidates measured elsewhere (RPC, GPU) are not traced."""
 from __future__ import annotations
 
 import os

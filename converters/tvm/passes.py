@@ -8,11 +8,9 @@ records are exactly the ones the compiler looks up.
     DecomposeOpsForInference, CanonicalizeBindings, LegalizeOps, AnnotateTIROpPattern,
     FoldConstant, FuseOps, FuseTIR, AttachAttrLayoutFreeBuffers          = ``lower_for_tuning``
     MetaScheduleApplyDatabase, SplitLayoutRewritePreproc, FoldConstant  = build.apply_database
-    tvm.compile(target)  (per-target default pipeline; on CUDA it adds dlight default schedules)
+    tvm.compile(target)
 
-Weights are bound as constants, so a tuned schedule's weight-layout rewrite (MetaSchedule's
-``cpu_weight_prepack`` idea) is folded into the constants at compile time instead of running
-on every call.
+Weights are constants, so a tuned schedule's weight-layout rewrite is folded at compile time.
 """
 from __future__ import annotations
 
@@ -26,11 +24,8 @@ PIPELINE_VERSION = "tvm-pipeline-10"   # 10: choices from lowering.py; 9: fast_m
 
 def fold_batch_norm(mod):
     """conv2d(x, W) -> batch_norm(., gamma, beta, mean, var) with constant parameters becomes
-    conv2d(x, W * s) + (beta - mean * s), s = gamma / sqrt(var + eps), computed here in
-    float64 numpy. (TVM's FoldBatchnormToConv2D does the same but leaves the arithmetic to
-    FoldConstant, which compiles and runs one TIR function per constant: minutes for a
-    MobileNet on 2 cores.) The fused conv kernels then carry a bias add instead of four
-    per-channel BN operations."""
+    conv2d(x, W * s) + (beta - mean * s), s = gamma / sqrt(var + eps), in float64 numpy
+    (TVM's FoldBatchnormToConv2D leaves that to FoldConstant, which takes minutes)."""
     import numpy as np
     from tvm import relax
     from tvm.relax.dpl import TupleGetItemPattern, is_const, is_op, rewrite_call, wildcard
@@ -68,12 +63,10 @@ def fold_batch_norm(mod):
 
 
 def clip_as_min_max(mod):
-    """``clip(x, lo, hi)`` -> ``minimum(maximum(x, lo), hi)`` with constant bounds.
-
-    Relax's ConvertLayout has no layout rule for ``clip``: converting to NHWC wrapped every
-    ReLU6 of MobileNet in a transpose back to NCHW and out again, each its own kernel, and
-    cut the conv's fusion with its activation. Binary elementwise ops with a scalar follow
-    any layout, so after this rewrite conv+bias+ReLU6 fuse into one NHWC kernel."""
+    """``clip(x, lo, hi)`` -> ``minimum(maximum(x, lo), hi)`` with constant bounds:
+    ConvertLayout has no rule for ``clip`` and wrapped every ReLU6 in transposes; these
+    follow any layout, so conv+bias+ReLU6 fuse into one NHWC kernel
+    (experiments/FINDINGS.md#nhwc-on-cpus)."""
     from tvm import relax
 
     from .relax_rewrite import rewrite_calls
@@ -98,10 +91,8 @@ def clip_as_min_max(mod):
 def lower_for_tuning(mod, target, layout: str = "NCHW", conv2d: str = "direct", **choices):
     """Relax module -> fused Relax + TIR module whose PrimFuncs are the tuning workloads.
 
-    ``layout``: the conv2d data layout TVM computes in (the model's input stays NCHW);
-    ``conv2d`` and ``choices``: the other lowering choices by name (lowering.py; unset ones
-    take their plain form), applied in the registry's order: the "graph" rewrites before the
-    layout conversion, the "layout" ones after it."""
+    ``layout``: the conv2d layout TVM computes in (the input stays NCHW); ``conv2d`` and
+    ``choices``: the other lowering choices (lowering.py; unset: plain), in registry order."""
     import tvm
     from tvm import relax
 

@@ -13,19 +13,16 @@ DLPACK_CPU = 1          # DLDeviceType kDLCPU
 
 
 def reads_in_place(batch: np.ndarray, device_type: int) -> bool:
-    """Whether the VM can read ``batch`` where it is: a CPU VM (a GPU one needs it copied to
-    the device), float32, C-contiguous and 64-byte aligned (TVM refuses less: "Data is not
-    aligned to 64 bytes"; the suite's batches are, ``edgebench.util.aligned_empty``)."""
+    """Whether the VM can read ``batch`` where it is: a CPU VM, float32, C-contiguous and
+    64-byte aligned (TVM refuses less)."""
     return (device_type == DLPACK_CPU and batch.dtype == np.float32
             and batch.flags.c_contiguous and batch.ctypes.data % ALIGNMENT == 0)
 
 
 def vm_input(batch: np.ndarray, inp, from_dlpack):
-    """What the VM is called with: ``batch`` itself where it can be read in place
-    (``reads_in_place``), as ONNX Runtime reads a numpy input; else ``inp`` (the predictor's
-    own buffer for this batch size, on the VM's device) with ``batch`` copied in.
-    ``from_dlpack``: ``tvm.runtime.from_dlpack``, passed in so the timed call imports
-    nothing."""
+    """What the VM is called with: ``batch`` itself where ``reads_in_place``, as ONNX Runtime
+    reads numpy, else ``inp`` (the predictor's device buffer) with ``batch`` copied in.
+    ``from_dlpack`` is passed in so the timed call imports nothing."""
     if reads_in_place(batch, inp.device.dlpack_device_type()):
         return from_dlpack(batch)
     inp.copyfrom(np.ascontiguousarray(batch, dtype=np.float32))
@@ -45,9 +42,8 @@ class TvmPredictor(Predictor):
         # An exported artifact runs only the batch sizes it holds (the measurements adapt);
         # a build here compiles any other size on first use.
         self.batch_sizes = sorted(self.libs) if ctx is None else None
-        # The passes, the throughput search and MultiStream run at the sizes the database
-        # was tuned at: another size is compiled with untuned kernels (seconds per image).
-        # An artifact's manifest says which of its libraries were tuned (export.py).
+        # The passes, the throughput search and MultiStream keep to tuned sizes: others
+        # compile with untuned kernels. An artifact's manifest says which (export.py).
         self.tuned_batch_sizes = (database.tuned_batch_sizes(ctx["db_dir"]) or None
                                   if ctx is not None else meta.get("tuned_batch_sizes"))
         self._vms: dict = {}

@@ -38,11 +38,9 @@ def const_np(c):
 
 
 def rewrite_calls(mod, rule: Callable, lookup: bool = False):
-    """``mod`` with every call in its Relax functions passed to ``rule(builder, call)``,
-    which returns the replacement expression or None to keep the call (children first).
-    ``lookup=True``: the rule is called as ``rule(builder, call, value_of)``, where
-    ``value_of(var)`` is the (rewritten) value bound to ``var``, or None, so that a rule can
-    look at the producers of a call's arguments."""
+    """``mod`` with every call in its Relax functions passed to ``rule(builder, call)``
+    (children first), which returns a replacement or None. ``lookup=True``: ``rule(builder,
+    call, value_of)``, ``value_of(var)`` the (rewritten) value bound to ``var`` or None."""
     from tvm import relax
     from tvm.relax import PyExprMutator, expr_functor
 
@@ -71,10 +69,9 @@ _KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "OHWI"}
 
 
 def dense_conv2d(call, layout: str, out_layout: bool = True) -> bool:
-    """Whether ``call`` is a Relax conv2d of one group (not grouped or depthwise) on
-    ``layout`` data (NCHW or NHWC) with its kernel in the matching layout (OIHW, OHWI) and,
-    unless ``out_layout`` is False, its output in ``layout`` too: the convs whose weight the
-    layout rewrites may slice, pad or reorder."""
+    """Whether ``call`` is a one-group Relax conv2d on ``layout`` data with the matching
+    kernel layout (and, with ``out_layout``, output in ``layout``): the convs the rewrites
+    may slice, pad or reorder."""
     if getattr(call.op, "name", None) != "relax.nn.conv2d":
         return False
     a = call.attrs
@@ -84,8 +81,7 @@ def dense_conv2d(call, layout: str, out_layout: bool = True) -> bool:
 
 
 def tidy(mod):
-    """``mod`` without the bindings a rewrite left unused, its aliases folded (what each
-    rewrite that replaces calls runs after it)."""
+    """``mod`` without the bindings a rewrite left unused, its aliases folded."""
     import tvm
     from tvm import relax
 

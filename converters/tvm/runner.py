@@ -62,13 +62,10 @@ def make_builder(cfg):
 
 
 class KeptPoolBuilder:
-    """MetaSchedule's LocalBuilder with its worker processes kept from one batch to the next.
-
-    LocalBuilder starts a new pool for every batch, so every batch pays each worker's start
-    (Python, TVM and its backends imported again) before the first candidate compiles. Here
-    the pool lives for ``RECYCLE_AFTER`` batches, then starts again: TVM restarts its pool
-    for a memory leak in workers used many times. Same worker function, so the candidates
-    are built and exported exactly as LocalBuilder builds them."""
+    """MetaSchedule's LocalBuilder (same worker function) with its worker processes kept
+    for ``RECYCLE_AFTER`` batches instead of started anew for each: a worker's start costs
+    seconds, and TVM restarts pools for leaks
+    (experiments/FINDINGS.md#builder-workers-and-gather-kernels)."""
 
     RECYCLE_AFTER = 16          # batches per pool
 
@@ -109,20 +106,16 @@ class KeptPoolBuilder:
         self._pool, self._batches = None, 0
 
 
-# How the runner finds a candidate's weights: warm (in the caches from the calls before, as
-# MetaSchedule measures by default), or cold (every argument but the data flushed from the
-# CPU's caches before each call, as a kernel finds its weights in a network, which reads each
-# layer's once per inference). Cold re-ranks ran six networks 0.974-1.031x their warm ones,
-# so warm stays the default; ResNet-152's recipe measures cold (experiments/FINDINGS.md).
+# How the runner finds a candidate's weights: warm (MetaSchedule's default), or cold (every
+# argument but the data flushed before each call, as in a network)
+# (experiments/FINDINGS.md#cold-weights-in-the-tuners-runner).
 RUNNER_CACHES = ("warm", "cold")
 COLD_REPEAT = 8          # cold calls per measurement, each timed on its own
 
 
 def caches_for(target, db_dir=None, wanted: str | None = None) -> str:
-    """The runner's caches for a tuning session: ``wanted`` (the user's option)
-    first; then what the database in ``db_dir`` was measured with (its records compare only
-    with records measured the same way; one from before the choice was recorded: warm);
-    else warm. GPUs are always warm: the flush is a CPU one."""
+    """The runner's caches for a session: ``wanted``, else what the database in ``db_dir``
+    was measured with (records compare only alike), else warm. GPUs: always warm."""
     from . import lowering, targets
 
     if targets.is_gpu(target):
@@ -138,9 +131,8 @@ def caches_for(target, db_dir=None, wanted: str | None = None) -> str:
 
 
 def evaluator_config(cfg):
-    """MetaSchedule's EvaluatorConfig for ``cfg.runner_caches``. Cold: one call per repeat,
-    each after a flush; MetaSchedule flushes before each repeat only, and min_repeat_ms would
-    add warm calls to it."""
+    """MetaSchedule's EvaluatorConfig for ``cfg.runner_caches``. Cold: one call per repeat
+    (the flush comes before each repeat only)."""
     from tvm.s_tir import meta_schedule as ms
 
     if cfg.runner_caches == "cold":
@@ -166,13 +158,8 @@ def make_runner(cfg):
 
 def alloc_valid_indices(device, args_info, alloc_repeat):
     """MetaSchedule's argument allocation for the local runner, with integer arguments set
-    to zero instead of random values.
-
-    The default fills every argument at random, index tensors included, so a ``take``
-    (gather) kernel reads far out of bounds and the runner's process dies: Swin-T's six
-    relative-position-bias gathers got "LocalRunner: An exception occurred" for every
-    candidate and kept TVM's default schedule. Zero is a valid index for any gather; float
-    arguments stay random. (The RPC runner allocates on the device with its own default.)"""
+    to zero: random indices make gather (``take``) kernels read out of bounds and crash the
+    runner (experiments/FINDINGS.md#builder-workers-and-gather-kernels)."""
     import numpy as np
     from tvm.s_tir.meta_schedule.runner.local_runner import default_alloc_argument
 

@@ -9,9 +9,8 @@ import time
 
 ALLOCATIONS = ("measured", "uniform")
 SMALLEST_BATCH = 2      # the smallest first-round batch of --allocation measured
-# Where a session's time goes, per batch: the evolutionary search (cost model included), the
-# builder (compile and link), the runner (load and time), what is learned from the results
-# (database commits, the cost model's update), and the machine-speed probe.
+# Where a session's time goes: search (cost model included), build, run, learn (database
+# commits, cost-model update), and the machine-speed probe.
 PHASES = ("search_s", "build_s", "run_s", "learn_s", "speed_probe_s")
 
 
@@ -30,44 +29,30 @@ def task_caps(shares: list[float], budget: int, cap: int) -> list[int]:
 
 
 def first_round_batch(per_iter: int) -> int:
-    """``measured``: the first round's batch, half the even one (at least ``SMALLEST_BATCH``).
-    With even batches the first round is the whole budget (ResNet-152: 29 x 17 = 493 of 512;
-    MobileNetV2: 34 x 15 = 510), so the gradient rule, which follows measured time, never
-    gets to choose; with half, it spends the other half."""
+    """``measured``: the first round's batch, half the even one (at least ``SMALLEST_BATCH``):
+    with even batches that round spends almost the whole budget and the gradient rule never
+    gets to choose (experiments/FINDINGS.md#trial-allocation-by-measured-time)."""
     return max(min(per_iter, SMALLEST_BATCH), math.ceil(per_iter / 2))
 
 
 def measured_shares(weights: list[float], best_s: list) -> list[float]:
-    """Each task's share of the network's measured time: calls x its best latency so far,
-    normalised. Unlike FLOPs this sees memory-bound kernels (depthwise
-    convs, layer norms, softmaxes) for what they cost. A task with no good measurement
-    gets 0; uniform when no task has one."""
+    """Each task's share of the network's measured time (calls x best latency so far,
+    normalised), which unlike FLOPs sees memory-bound kernels. No good measurement: 0."""
     return _normalised([float(w) * b if b is not None and b < 1e9 else 0.0
                         for w, b in zip(weights, best_s)])
 
 
 class Loop:
-    """The tuning loop (MetaSchedule's TaskScheduler, re-done in Python for three reasons):
+    """The tuning loop: MetaSchedule's TaskScheduler re-done so that every batch is measured
+    and committed before the next search starts (a kill loses one batch; TVM's joins nothing
+    before a first round over every task), measurements never overlap a search, and on
+    resume unrecorded tasks go first.
 
-    * every batch of candidates is measured and committed to the database before the next
-      search starts: a kill loses at most one batch (TVM's GradientBased scheduler joins no
-      result before it has dispatched one batch of *every* task, so stopping it during that
-      first round loses everything measured so far);
-    * measurements never overlap the next search (on 2 cores they would share the CPU);
-    * resume: tasks with no record go first, and the allocation afterwards starts from the
-      best latencies already recorded.
-
-    Allocation: one round over all tasks, then MetaSchedule's gradient rule (pick the task
-    with the largest weight x expected latency gain; alpha 0.2, window 3). ``per_iter`` and
-    ``per_task_cap`` hold one number per task (``batch_sizes``, ``task_caps``).
-    ``first_batch`` (``measured``) sizes the first round's batches apart from the later
-    ones; after that round each task's cap becomes the larger of its cap and its share of
-    the measured time (``measured_shares``) of ``budget_total`` (None: caps as given), and
-    ``recapped`` says so.
-
-    ``probe`` (``machine_speed.Probe``, optional) is sampled after each batch's measurement;
-    ``speed`` holds the trace (trials done, task, sample). ``phases`` sums each batch's
-    seconds by ``PHASES`` (``phase_record`` makes the session's record of it)."""
+    One round over all tasks, then the gradient rule (largest weight x expected gain).
+    ``per_iter`` and ``per_task_cap``: one number per task. ``first_batch`` (``measured``)
+    sizes the first round; after it caps follow ``measured_shares`` of ``budget_total``
+    (``recapped`` says so). ``probe`` is sampled after each batch into ``speed``;
+    ``phases`` sums seconds by ``PHASES``."""
 
     ALPHA, WINDOW = 0.2, 3
 
@@ -115,10 +100,9 @@ class Loop:
                 ctx.post_tuning()
 
     def _recap(self, spaces):
-        """``measured``, after the first round: caps from the measured time, and the search
-        strategies re-armed with the later batch size and the new caps (a strategy fixes both
-        when tuning starts; re-arming keeps the database and the cost model, as a resumed
-        session does)."""
+        """``measured``, after the first round: caps from the measured time, and the
+        strategies re-armed with the later batch size and new caps (keeping database and
+        cost model)."""
         shares = measured_shares(self.w, self.best)
         if self.budget_total:           # else the caps were given (--max-trials-per-task)
             self.cap = task_caps(shares, self.budget_total, max(self.cap))
@@ -176,9 +160,7 @@ class Loop:
             self.alive[i] = False                     # search space exhausted
             return
         if self.budget is not None:
-            # Whole batches ran past --trials by up to a batch (VGG16: 531 of 512). The
-            # strategy counts what it is told of (notify_runner_results), so the rest of the
-            # batch is dropped unmeasured.
+            # Keep to --trials: the rest of the batch is dropped unmeasured.
             cands = list(cands)[:max(0, self.budget - self.done)]
         built = self.builder.build([BuilderInput(c.sch.mod, ctx.target) for c in cands])
         t2 = time.perf_counter()
@@ -232,8 +214,7 @@ class Loop:
 
 def phase_record(phases: dict, candidates: int) -> dict:
     """A session's time by phase (``Loop.phases``): seconds, and milliseconds per candidate
-    where any was measured. On the H100 a CUDA candidate cost 1.1-1.4 s against about 50 ms
-    of timing, and nothing said which phase held it."""
+    where any was measured (experiments/FINDINGS.md#gpu-tuning-cost)."""
     rec = {"candidates": int(candidates), **{k: round(v, 2) for k, v in phases.items()}}
     if candidates:
         rec["per_candidate_ms"] = {k[:-2]: round(1e3 * v / candidates, 1)

@@ -1,6 +1,6 @@
-"""Targets: what ``host`` / ``jetson-agx-orin`` / ``jetson-agx-orin-cpu`` / a tag / a JSON object mean, how a target is
-named on disk and in cache keys, which device runs it, and how many CPU threads TVM's
-kernels get for it. Imports ``tvm`` lazily (inside functions)."""
+"""Targets: ``host`` (this CPU, all physical cores), ``jetson-agx-orin`` (its GPU),
+``jetson-agx-orin-cpu`` (its Arm cores), a TVM tag or a JSON object; their names on disk and
+in cache keys, devices and CPU threads. Imports ``tvm`` lazily."""
 from __future__ import annotations
 
 import hashlib
@@ -15,9 +15,7 @@ from .errors import TargetError
 
 JETSON_NAME = "jetson-agx-orin"
 JETSON_TAG = "nvidia/jetson-agx-orin-64gb"
-# The AGX Orin's CPU alone: 12 Arm Cortex-A78AE cores (AGX Orin 64GB; the 32GB module has 8),
-# compiled by LLVM for aarch64 Linux. Cross-compiled on x86 (aarch64-linux-gnu-g++ links the
-# library); tuned over RPC on a board, or on jetson/emulated/'s emulated Orin.
+# The AGX Orin 64GB's 12 Cortex-A78AE cores, LLVM aarch64 (cross-compiled on x86).
 JETSON_CPU_NAME = "jetson-agx-orin-cpu"
 JETSON_CPU = {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a78ae",
               "num-cores": 12}
@@ -38,24 +36,11 @@ _bind_source = None
 
 
 def configure_threads(target=None) -> dict:
-    """Give TVM's CPU thread pool as many threads as the target has cores.
-
-    Without ``TVM_NUM_THREADS`` TVM takes ``hardware_concurrency() / 2`` on x86 (it assumes
-    two hyper-threads per core): 1 thread on this 2-vCPU machine, while the host target
-    says ``num-cores`` 2. Tuning then measured every candidate on one core and the tuned
-    build ran on one core, about 1.8x slower than with both. The pool reads the variable
-    when it starts (the first parallel kernel), and tuning's runner processes inherit it,
-    so call this before either. A value the user set is kept.
-
-    The pool's workers are left unpinned (``TVM_BIND_THREADS=0``), as ONNX Runtime leaves
-    its own. TVM pins each worker to a core and leaves the calling thread, which runs task 0
-    of every parallel kernel, free: on a 2-vCPU VM, one worker on CPU 1. There, pinned, some
-    whole processes of ResNet-152 ran about 15 % slower than the others
-    (experiments/tvm-bind-zen4-2026-11-28); later, unpinned processes did too, of TVM and of
-    ORT alike (experiments/tvm-resnet152-zen4-2026-11-28): the VM, not the pinning. A value
-    the user set is kept here too.
-
-    Returns {"threads", "source", "bind", "bind_source"} for the records."""
+    """Give TVM's CPU thread pool as many threads as the target has cores, unpinned
+    (``TVM_BIND_THREADS=0``, as ONNX Runtime's): without ``TVM_NUM_THREADS`` TVM takes half
+    the hardware threads on x86 (experiments/FINDINGS.md#threads). The pool and tuning's
+    runners read the variables at start, so call this before either; the user's values are
+    kept. Returns {"threads", "source", "bind", "bind_source"} for the records."""
     import tvm
 
     global _threads_source, _bind_source
@@ -96,11 +81,8 @@ DEFAULTS_PLAIN = "plain"
 
 
 def x86_measured(target) -> bool:
-    """Whether edgebench's CPU lowering defaults (passes.py: NHWC, split concats, padded
-    channels, the input read by the first conv, spatial means as matmul; design_space.py's
-    vector-width tiling; fast_math.py) and tuning recipes (recipes.py) apply to ``target``:
-    an LLVM target for x86-64, the only CPUs they were measured on. Other CPUs (the Orin's
-    Arm cores) and GPUs get TVM's plain defaults until measured there."""
+    """Whether edgebench's CPU lowering defaults and recipes (cpu/) apply to ``target``: an
+    LLVM target for x86-64, the only CPUs they were measured on; others get TVM's plain ones."""
     return target is not None and target.kind.name == "llvm" and host_arch(target) == "x86_64"
 
 
@@ -112,8 +94,7 @@ def defaults_for(target) -> str:
 
 def default_target_name(jetson: bool, cuda_driver: bool) -> str:
     """What ``--tvm-target`` means when not given: on a Jetson with a CUDA driver its GPU
-    (``jetson-agx-orin``), so that TVM sits beside TensorRT on the same device; elsewhere
-    this machine's CPU (``host``)."""
+    (beside TensorRT on the same device), elsewhere ``host``."""
     return JETSON_NAME if jetson and cuda_driver else "host"
 
 
@@ -172,8 +153,7 @@ def resolve_target(value: Any = None):
 
 
 def _check_llvm_cpu(t) -> None:
-    """TVM accepts any ``mcpu`` and LLVM later compiles for a generic CPU with only a
-    warning; a typo would then silently produce a slow build."""
+    """Reject an ``mcpu`` LLVM does not know (it would build for a generic CPU, slowly)."""
     if t is None or t.kind.name != "llvm" or not t.attrs.get("mcpu"):
         return
     from tvm.target import codegen
@@ -216,8 +196,7 @@ def target_slug(target) -> str:
 
 
 def host_arch(target) -> str:
-    """The CPU architecture ``target``'s host code is for: its (host's) ``mtriple``, else
-    this machine's."""
+    """The CPU architecture of ``target``'s host code: its ``mtriple``'s, else this machine's."""
     import platform
 
     host = target.host if target.host is not None else target

@@ -1,21 +1,9 @@
 """What a tuning session starts from, besides its own database.
 
-Reuse (default): a task whose kernel (workload) another model's database for the same
-target already holds starts from that database's best records, copied in as they are: they
-are measurements of this very kernel on this very target. ResNet-50, -101 and -152 share all
-29 of their tasks (a 512-trial resnet152 database gives 491 records, so a 512-trial ResNet-50
-session after it, with the same flags, runs 21 trials). Only from databases tuned in this
-session's layout and design space, as for transfer (``reuse_alike``): with the model recipes,
-EfficientNet-B0 (one-vector) no longer takes the 6 kernels it shares with MobileNetV2's
-multi-vector database (experiments/FINDINGS.md, "Reuse across models"). A copy is replayed on this
-model's kernel first, under its block names (``replayed``).
-
-Warm start (resume): the measurements this model's own database already holds.
-
-Transfer (asked for: ``--transfer``/``--transfer-from``): the other models' databases for
-the same target (``<tuning_dir>/<target-slug>/*``, plus ``--transfer-from``) that were tuned
-in the same layout and design space, so the cost model ranks candidates from the first round
-instead of guessing. Only the choice of candidates changes: every record is still measured.
+Reuse (default): a task whose kernel a sibling database (same target, layout and design
+space) holds starts from its best records (``reuse_alike``). Warm start (resume): this
+database's own measurements. Transfer: the cost model pre-trained on sibling databases.
+See experiments/FINDINGS.md#reuse-across-models, experiments/FINDINGS.md#cost-model-transfer.
 """
 from __future__ import annotations
 
@@ -60,23 +48,16 @@ AUTO_SPACES = ("multi-vector",)   # session design spaces where --transfer is on
 
 def auto_transfer(wanted, session_space: str) -> bool:
     """Whether a session pre-trains its cost model on its sibling databases: ``wanted``
-    (``--transfer`` / ``--no-transfer``) if given, else on in the design spaces where it was
-    measured to help (``AUTO_SPACES``). Multi-vector, Zen 5, 512 trials, by the fastest call
-    against the same session without transfer: ResNet-152's network 0.970x and 0.957x over
-    two seeds, SqueezeNet 1.1's 0.975x (experiments/tvm-transfer-multi-2026-11-29/). In the
-    one-vector space it measured no gain (experiments/FINDINGS.md, "Cost-model transfer"), so it stays
-    off there."""
+    (``--transfer`` / ``--no-transfer``) if given, else on in ``AUTO_SPACES``, where it
+    was measured to help (experiments/FINDINGS.md#cost-model-transfer)."""
     return bool(wanted) if wanted is not None else session_space in AUTO_SPACES
 
 
 def transfer_databases(db_dir, extra=None, auto: bool = True) -> list[Path]:
-    """Tuning databases whose measurements pre-train the cost model for ``db_dir``.
-
-    ``auto``: the other models' databases for the same target (``db_dir``'s siblings under
-    ``<tuning-dir>/<target-slug>/``). ``extra``: more folders, each a database or a folder
-    of databases (e.g. another tuning dir's ``<target-slug>``, or a tuning dir: then its
-    sub-folder for this target). This model's own database is left out (it warm-starts the
-    model anyway, see ``warm_start_cost_model``)."""
+    """Tuning databases whose measurements pre-train the cost model for ``db_dir``:
+    ``auto``, its siblings (other models, same target); ``extra``, folders that are a
+    database, a folder of them, or a tuning dir (its folder for this target). ``db_dir``
+    itself is left out (``warm_start_cost_model`` feeds it)."""
     db_dir = Path(db_dir)
     found: list[Path] = []
 
@@ -110,9 +91,8 @@ def transfer_databases(db_dir, extra=None, auto: bool = True) -> list[Path]:
 
 def split_by_profile(db_dirs, profile: tuple[str, str]) -> tuple[list[Path], list[dict]]:
     """The databases tuned like this session (``profile``: layout, design space), and the
-    others with theirs. Only the first are used for the transfer: NCHW databases of the
-    default space pre-training an NHWC vector-width search took mobilenetv2's 512-trial
-    estimate from 1.74 to 3.63 ms (experiments/FINDINGS.md, "Vector-width tiling")."""
+    others with theirs. Only the first pre-train the cost model: other layouts misled it
+    (experiments/FINDINGS.md#vector-width-tiling)."""
     same, other = [], []
     for d in db_dirs:
         p = database.database_profile(d)
@@ -126,13 +106,9 @@ def split_by_profile(db_dirs, profile: tuple[str, str]) -> tuple[list[Path], lis
 def transfer_cost_model(cost_model, target, db_dirs, per_workload: int = 256) -> dict:
     """Train the cost model on other tuning databases' measurements before the first search.
 
-    MetaSchedule's XGBoost model learns a schedule's speed *relative to the best one of its
-    own workload* from features of the loop nest (PerStoreFeature), so what it learns on one
-    model's convolutions ranks candidates for another's (the idea of TenSet, Zheng et al.
-    2021). Without it the model predicts at random until 100 of this model's own candidates
-    are measured, and with ~15 candidates per task at 512 trials most tasks are searched
-    blind. This shapes only which candidates get measured: every figure in the database is
-    still this model's own measurement on this target."""
+    The XGBoost model learns a schedule's speed relative to its workload's best from loop-nest
+    features, so it carries across models (TenSet, Zheng et al. 2021); untrained it guesses
+    until 100 own candidates are measured. Only which candidates get measured changes."""
     from tvm.s_tir import meta_schedule as ms
 
     t0 = time.perf_counter()
@@ -189,13 +165,10 @@ def _renamed(name: str, names: dict) -> str:
 
 def replayed(trace, mod, names: dict | None = None):
     """``trace`` (another database's record of a kernel structurally equal to ``mod``)
-    replayed on ``mod`` as MetaSchedule's JSON database replays every record when it opens
-    one: the trace as ``mod`` will carry it, or None where it does not apply.
-
-    Structural equality ignores block names, and Relax names a kernel's blocks after its own
-    variables: MobileNetV2's global mean reduces in block "lv200_red", EfficientNet-B0's in
-    "lv397_red". A copied record that names a block ``mod`` lacks made EfficientNet-B0's
-    database unreadable (2026-12-02). ``names`` maps the source's block names to ``mod``'s."""
+    replayed on ``mod`` as the JSON database replays records on opening: the trace as ``mod``
+    will carry it, or None where it does not apply. Structural equality ignores block names,
+    which Relax takes from variables ("lv200_red" vs "lv397_red"), and a record naming a block
+    ``mod`` lacks makes a database unreadable: ``names`` maps the source's names to ``mod``'s."""
     from tvm import s_tir
     from tvm.s_tir.schedule import Trace
 
@@ -216,12 +189,9 @@ def reuse_records(db_dir, tasks, sources, top_k: int = REUSE_TOP_K) -> dict:
     """Copy into ``db_dir`` the best ``top_k`` records of every task whose workload one of
     ``sources`` (databases for the same target) holds and ``db_dir`` does not yet.
 
-    The copies count toward ``--trials`` like any record of the database (so a model whose
-    kernels were all tuned for another runs only what the copies leave of the budget) and seed the
-    evolutionary search. Each is replayed on this model's kernel first, its block names
-    translated (``replayed``); one that does not apply is left out (``not_replayable``).
-    Returns {"records", "tasks", "not_replayable", "databases": [{database, records, tasks,
-    not_replayable}]} for ``tuning.json``."""
+    Copies count toward ``--trials`` and seed the evolutionary search; each is ``replayed``
+    first, one that does not apply is left out (``not_replayable``). Returns {"records",
+    "tasks", "not_replayable", "databases": [{database, records, tasks, not_replayable}]}."""
     from tvm.s_tir import meta_schedule as ms
 
     if not sources:
@@ -276,19 +246,9 @@ def reuse_records(db_dir, tasks, sources, top_k: int = REUSE_TOP_K) -> dict:
 
 def reuse_alike(db_dir, tasks, candidates, profile: tuple[str, str]) -> dict:
     """``reuse_records`` from those of ``candidates`` tuned in this session's layout and
-    design space (``profile``), as cost-model transfer (``split_by_profile``). A copy from
-    another space is a true measurement of the kernel, but on Zen 5 the sessions that took
-    them searched the other kernels worse: EfficientNet-B0 (one-vector space) after
-    MobileNetV2 (multi-vector) copied 77 records of 6 tasks (counted as trials done, and
-    trained on first), and its networks ran 1.09x and 1.14x the 11-29 database's p50 over two
-    seeds, against 1.02x and 1.03x without them (experiments/tvm-reuse-effnet-2026-12-02/).
-    On Zen 4 it went the other way, by less (0.902x and 0.915x with the copies, 0.926x
-    without; experiments/tvm-reuse-space-zen4-2026-12-03/): a default on mixed evidence
-    (experiments/FINDINGS.md, "Reuse across models").
-
-    The result is ``reuse_records``' plus ``skipped``: the other-profile databases that hold
-    measurements of some of this model's missing kernels, with their layout, design space
-    and that count."""
+    design space (``profile``), as ``split_by_profile``: copies from another space misled
+    the search (experiments/FINDINGS.md#reuse-across-models). Adds ``skipped``: the other
+    databases holding some of the missing kernels, with layout, design space and count."""
     same, other = split_by_profile(candidates, profile)
     missing = ({database.task_hash(t.dispatched[0]) for t in tasks}
                - set(database.workload_hashes(db_dir)))

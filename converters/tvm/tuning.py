@@ -1,27 +1,10 @@
 """MetaSchedule tuning: budgeted, resumable, local or over a TVM RPC tracker.
 
-Database: MetaSchedule's JSON database (``database_workload.json`` +
-``database_tuning_record.json``) in ``<tuning_dir>/<target-slug>/<model>-CxHxW/``. Every
-measured candidate -- failed ones included -- is appended as one line the moment its
-measurement is done, so a killed run loses at most the batch in flight.
-
-Resume: a run counts the records the database already holds for this model's workloads
-toward ``--trials`` and tunes only the remainder; the search starts from the best recorded
-schedules (evolutionary search seeds its population from the database) and the cost model
-is warm-started from the recorded measurements.
-
-Reuse (default): tasks whose kernel another model's database for the same target already
-holds start from its best records, copied in (transfer.reuse_records); ResNet-50/101/152 share
-every task.
-
-Transfer (asked for): before the first search the cost model is also trained on the other
-models' databases for the same target (``<tuning_dir>/<target-slug>/*``, plus ``--transfer-from``)
-that were tuned in the same layout and design space, so it ranks candidates from the first
-round instead of guessing (transfer.py).
-
-``tuning.json`` next to the database keeps the sessions (trials, seconds, runner) so records
-can say how long tuning took (database.record_session). The loop itself: scheduler.py; where
-candidates are built and measured: runner.py.
+The JSON database in ``<tuning_dir>/<target-slug>/<model>-CxHxW/`` gets every measured
+candidate (failed ones too) appended as it is measured: a killed run loses at most one batch.
+Resume: records already held count toward ``--trials``; the search and the cost model start
+from them. Reuse and transfer: transfer.py. Sessions go to ``tuning.json``
+(database.record_session); the loop is scheduler.py, the builder and runner runner.py.
 """
 from __future__ import annotations
 
@@ -156,11 +139,8 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     if not tasks:
         raise TvmError("nothing to tune: the model lowered to no tunable TIR functions")
     profile = (layout, design_space.session_space(cfg.design_space, target, layout))
-    # Reuse: kernels other models' databases for this target already tuned start from those
-    # records (they count toward --trials; transfer.reuse_records). Only from databases
-    # tuned in this layout and design space (transfer.reuse_alike), and measured with the
-    # same caches: a warm record is faster than a cold one of the same kernel, and would win
-    # the task on the way it was measured.
+    # Reuse only records measured with the same runner caches: a warm record of a kernel
+    # beats a cold one and would win the task on how it was measured.
     reused = (transfer.reuse_alike(db_dir, tasks, [
         d for d in transfer.transfer_databases(db_dir, cfg.transfer_from)
         if runner.caches_for(target, d) == cfg.runner_caches], profile)
@@ -281,8 +261,7 @@ def measured_where(cfg: TuneConfig, target) -> tuple[str, dict]:
         return (f"rpc {cfg.rpc_tracker} key={cfg.rpc_key}",
                 {"threads": None, "source": "the device's RPC server (its TVM_NUM_THREADS)"})
     if targets.is_gpu(target):
-        # Candidates run on the GPU: a CPU thread count says nothing about their measurement
-        # (the H100 session's first line read "16 thread(s) per candidate").
+        # Candidates run on the GPU: a CPU thread count says nothing about them.
         kind = target.kind.name.upper()
         return f"local, on the {kind} GPU", {"threads": None, "source": f"the local {kind} GPU"}
     # The runner's worker processes inherit TVM_NUM_THREADS: candidates are measured with as

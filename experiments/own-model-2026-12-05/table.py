@@ -1,10 +1,13 @@
 """The closing table of each run, from its records: per variant the status of each task,
 parity (max abs diff; top-1 agreement, or the number of outputs compared), p50 latency and
-Top-1. Usage: python table.py RESULTS.jsonl..."""
+Top-1. Reads only the records.
+
+    .venv/bin/python experiments/own-model-2026-12-05/table.py RESULTS.jsonl...
+"""
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 
 TASKS = ("parity", "accuracy", "latency", "throughput")
 
@@ -40,5 +43,7 @@ def rows(path: str) -> list[str]:
 
 
 if __name__ == "__main__":
-    for p in sys.argv[1:]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("records", nargs="+", help="results.jsonl of each run")
+    for p in ap.parse_args().records:
         print("\n".join(rows(p)))

@@ -1,8 +1,7 @@
-"""The CPU research: rewrites, design spaces and per-model recipes measured on x86-64 CPUs
-to close the gap to ONNX Runtime (experiments/FINDINGS.md). The core reaches it through
-``REWRITES`` (the lowering choices, each a ``relax_rewrite.Rewrite``), ``fast_math``,
-``design_space``, ``pool_schedule`` and ``recipes``; nothing here imports the core's tuning,
-build or CLI.
+"""The CPU research: rewrites, design spaces and recipes measured on x86-64 CPUs
+(experiments/FINDINGS.md#lowering-the-x86-64-cpu-defaults). The core reaches it through
+``REWRITES``, ``fast_math``, ``design_space``, ``pool_schedule`` and ``recipes``; nothing
+here imports the core's tuning, build or CLI.
 
   winograd.py        Winograd F(4x4, 3x3) / the tile that fits, for 3x3 stride-1 NHWC convs
   pad_channels.py    conv output channels padded to whole vectors (NHWC)

@@ -1,25 +1,14 @@
 """Channel concatenations moved into their consumers, so that no kernel copies them.
 
-SqueezeNet's Fire modules (and Inception's branches) end in a concat of two convs' outputs
-along the channels. In TVM each concat is a kernel of its own that reads both branches and
-writes them again: on the Zen 4, SqueezeNet 1.1's eight concats took 0.74 ms of a 5.65 ms
-call (``experiments/tvm-six-models-zen4-2026-11-27/runs/squeezenet1_1/profile.json``), each
-2.0-3.0x slower in the network than alone. What consumes them is linear or
-channel-wise, so the copy can go:
+In TVM a channel concat (SqueezeNet's Fire modules) is a kernel that copies both branches
+(experiments/FINDINGS.md#channel-concats-moved-into-their-consumers). Its consumers are
+linear or channel-wise, so the copy can go:
 
-- ``conv2d(concat([a, b], channels), W)`` -> ``conv2d(a, W_a) + conv2d(b, W_b)``, the
-  weight's input channels split to match (groups 1, constant weight). FuseOps fuses the add
-  (and the bias and ReLU after it) into the second conv. The first conv's output is written
-  and read again in place of the concat, so this is done only where that output is smaller
-  than the concat: a Fire module's squeeze conv (128 -> 16 channels), not SqueezeNet's
-  classifier (512 -> 1000), which split in two halves tuned worse than whole
-  (``experiments/tvm-pad-channels-2026-11-28/``).
-- ``max_pool2d`` / ``avg_pool2d`` (``concat([a, b], channels))`` -> ``concat([pool(a),
-  pool(b)], channels)``: a pool treats each channel alone. The concat now comes after the
-  pool, a quarter of the size, where the conv rule above removes it too.
+- ``conv2d(concat([a, b]), W)`` -> ``conv2d(a, W_a) + conv2d(b, W_b)`` (groups 1, constant
+  weight), only where the conv's output is smaller than the concat;
+- ``max_pool2d`` / ``avg_pool2d`` of a concat -> the concat of the pooled parts.
 
-Run on the imported NCHW module (before ConvertLayout, which then converts the new convs
-and pools like the others). The sums run in another order: parity within float32 rounding.
+Runs on the imported NCHW module, before ConvertLayout; sums reorder within float32 rounding.
 """
 from __future__ import annotations
 
@@ -52,9 +41,8 @@ def _channel_concat_parts(value_of, var):
 
 
 def rewrite(mod):
-    """``mod`` (NCHW Relax, weights bound as constants) with channel concats moved into the
-    convs and pools that consume them (see the module's docstring), and the copies that no
-    longer have a user removed."""
+    """``mod`` (NCHW Relax, constant weights) with channel concats moved into the convs and
+    pools that consume them, and copies left without a user removed."""
     import tvm
     from tvm import relax
 
@@ -96,10 +84,8 @@ def rewrite(mod):
             return conv_over_parts(bb, call, parts)
         return pools_over_parts(bb, call, parts)
 
-    # CanonicalizeBindings first: torch's max_pool2d comes as a tuple (values, indices), and a
-    # conv reads the values through a TupleGetItem until it is canonicalised. A pool's new
-    # concat is visible to its conv only in the next round, hence the loop (two rounds for
-    # SqueezeNet, a third finds nothing).
+    # Canonicalise first (torch's max_pool2d is a tuple); a pool's new concat reaches its
+    # conv only in the next round, hence the loop.
     mod = tidy(mod)
     for _ in range(8):
         before = _calls(mod)
@@ -110,8 +96,7 @@ def rewrite(mod):
 
 
 def _elements(ty) -> int:
-    """Number of elements of a static tensor type (a large number where it is not static,
-    so that nothing is split for it)."""
+    """Number of elements of a static tensor type (huge where not static: nothing splits)."""
     try:
         n = 1
         for v in ty.shape.values:

@@ -1,26 +1,12 @@
 """MetaSchedule design spaces: on CPUs, channels-last kernels are tiled at the vector width.
 
-MetaSchedule's default CPU space tiles every spatial loop of a conv or matmul with
-``SamplePerfectTile``, whose innermost factor is any divisor up to 64. In NHWC the output's
-innermost axis is the channel axis, the one the kernel vectorises over, and for MobileNetV2's
-144 channels only 2 of the 13 choices (16, 48) fill 16-float AVX-512 vectors; 96 channels:
-3 of 11. With ~15 candidates per task at 512 trials, most tasks never met an aligned tile.
-
-``space_for`` keeps every default rule but swaps ``MultiLevelTiling`` for TVM's
-``MultiLevelTilingWideVector``, which splits the output's innermost axis at exactly the
-vector length and samples the other tiles as before. It is used where that length divides
-the axis (so no tail is left), and the widest such vector is picked: 16 floats on AVX-512,
-else 8 or 4. Other tasks, NCHW builds and GPU targets keep the default space.
-MobileNetV2 at 512 trials: tuner estimate 3.04 ms with the default space, 1.74-1.78 ms with
-this one over three seeds (experiments/FINDINGS.md, "Vector-width tiling").
-
-With ``multi-vector`` a task whose channels also divide into pairs of vectors, and whose
-reduction runs over input channels (not a depthwise conv), gets a second sketch beside that
-one (a ``SpaceGeneratorUnion``), split at two vectors: its innermost tile holds two vectors
-of output channels for each pixel, so each input value broadcast into a register feeds two
-FMAs, as in MLAS's conv kernels (four there). With one vector per pixel, as the first sketch
-tiles, there is a broadcast for every FMA. ResNet-152 on the Zen 5 at 512 trials: network
-0.942x the one-vector database's (experiments/tvm-multi-vector-2026-11-29/).
+The default space tiles the channel axis (innermost in NHWC, the one vectorised) like any
+loop, so at a few hundred trials most tasks never meet a tile that fills a vector.
+``space_for`` swaps ``MultiLevelTiling`` for TVM's ``MultiLevelTilingWideVector``, split at
+the widest vector that divides the axis; other tasks, NCHW and GPUs keep the default space
+(experiments/FINDINGS.md#vector-width-tiling). ``multi-vector`` adds a second sketch split
+at two vectors where a pair divides the channels and the reduction runs over input channels,
+so one broadcast feeds two FMAs (experiments/FINDINGS.md#two-vectors-of-channels).
 """
 from __future__ import annotations
 
@@ -54,9 +40,8 @@ def _reduction_outputs(func) -> list:
 
 
 def target_vector_bits(target) -> int:
-    """The SIMD register width of an LLVM CPU target, from its features: 512 with AVX-512,
-    256 with AVX, else 128 (SSE, NEON). ``llvm_get_vector_width`` is not used: it answered
-    512 for every x86 ``mcpu`` here, Haswell included."""
+    """The SIMD register width of an LLVM CPU target from its features: 512 (AVX-512), 256
+    (AVX), else 128 (``llvm_get_vector_width`` answered 512 for every x86 ``mcpu``)."""
     from tvm.target import codegen
 
     def has(feature):
@@ -111,10 +96,9 @@ def _wide_vector_rules(target, vector_bits: int) -> list:
 
 
 def _reduces_over_channels(func) -> bool:
-    """Whether every reduction block of ``func`` reads an operand whose innermost axis (NHWC's
-    channels, a matmul's K) a reduction variable indexes: then each input value feeds many
-    output channels, and a pair of vectors shares one broadcast of it. A depthwise conv's
-    reduction runs over its window only: its channels are vector loads either way."""
+    """Whether every reduction block of ``func`` reads an operand whose innermost axis a
+    reduction variable indexes (not a depthwise conv): then a pair of vectors shares one
+    broadcast of each input value."""
     from tvm import s_tir, tirx
 
     try:
@@ -145,10 +129,8 @@ def _divides_all(func, lanes: int) -> bool:
 
 
 def space_for(func, target, layout: str, choice: str = "auto"):
-    """The design space of one task: ``"post-order-apply"`` (TVM's default), a
-    ``PostOrderApply`` whose tiling is fixed at the vector width (channels-last CPU kernels),
-    or with ``choice="multi-vector"``, where pairs of vectors divide the channels too, the
-    union of that one and one fixed at two vectors."""
+    """One task's design space: ``"post-order-apply"`` (TVM's default), one tiled at the
+    vector width, or for ``multi-vector`` where it fits the union with one at two vectors."""
     from tvm.s_tir import meta_schedule as ms
 
     if session_space(choice, target, layout) == "default":
@@ -170,10 +152,8 @@ def space_for(func, target, layout: str, choice: str = "auto"):
 
 
 def session_space(choice: str, target, layout: str) -> str:
-    """The design space a tuning session searches, by name: "wide-vector" (``auto`` on an
-    x86-64 LLVM target in NHWC, ``targets.x86_measured``: most tasks get the fixed split),
-    "multi-vector" (asked for, on any LLVM target in NHWC: the same, with the two-vector
-    sketch beside it where it fits) or "default" (TVM's)."""
+    """A session's design space by name: "wide-vector" (``auto``, x86-64 LLVM, NHWC),
+    "multi-vector" (asked for, any LLVM target in NHWC) or "default" (TVM's)."""
     from ..targets import x86_measured
 
     if choice == "default" or layout != "NHWC" or target.kind.name != "llvm":

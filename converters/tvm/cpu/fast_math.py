@@ -1,18 +1,10 @@
 """Vectorisable exp/erf for TVM's CPU builds.
 
-TVM lowers TIR's ``exp``/``erf`` to LLVM intrinsics that end up as calls to libm's scalar
-``expf``/``erff``: no vector library is configured, so a loop over them cannot be
-vectorised. In EfficientNet-B0 every conv is fused with SiLU (x * sigmoid(x)); after 512
-trials its tuned build spent 30 ms in those kernels (the largest alone 5 ms) against ONNX
-Runtime's 5 ms for the whole network, whose MLAS kernels use polynomial approximations.
-
-TVM ships the polynomial versions (``topi.fast_exp``, ``topi.fast_erf``, ``fast_tanh``,
-``fast_softmax``: the old Relay FastMath pass) and a Relax ``FastMathTransform`` for the
-plain ops. The activations that hide exp/erf inside their legalisation (sigmoid, SiLU,
-GELU) are not covered, so this pass rewrites all of them, float32 only, before
-``LegalizeOps``. Measured against PyTorch on [-30, 30]: relative error at most 3e-7 for
-exp, sigmoid, SiLU, tanh and softmax, absolute error at most 1e-6 for GELU
-(tests/test_tvm.py::test_fast_math_activations); parity is still checked in every run.
+TVM lowers ``exp``/``erf`` to libm's scalar ``expf``/``erff``, so loops over them (every conv
+fused with SiLU) do not vectorise. TVM's polynomial forms (``topi.fast_exp``, ``fast_erf``,
+``fast_tanh``, ``fast_softmax``) are not applied to activations that hide exp/erf in their
+legalisation (sigmoid, SiLU, GELU), so this pass rewrites all of them, float32 only, before
+``LegalizeOps`` (experiments/FINDINGS.md#fast-experf; tests/test_tvm.py checks the error).
 """
 from __future__ import annotations
 
@@ -66,8 +58,7 @@ def rewrite(mod):
 
 
 def applies_to(target) -> bool:
-    """x86-64 CPU builds only (``targets.x86_measured``): CUDA's expf is already a fast
-    hardware approximation, and other CPUs were not measured."""
+    """x86-64 CPU builds only: CUDA's expf is already fast, other CPUs were not measured."""
     from ..targets import x86_measured
 
     return x86_measured(target)

@@ -1,22 +1,11 @@
 """The model's NCHW input read by the first conv itself, in NHWC builds.
 
-The models take NCHW images. In an NHWC build ConvertLayout puts ``permute_dims(x, [0, 2, 3,
-1])`` before the first conv: a kernel of its own that reads and writes the whole image
-(224x224x3 floats, 602 KB each way) before any arithmetic. In SqueezeNet 1.1's profile on the
-Zen 4 VM it was the only data-movement kernel left after concat_split (15 us alone, 140 us in
-the network under the profiler; ``experiments/tvm-pad-channels-2026-11-28/runs/profile.txt``).
-ONNX Runtime's first conv reads the NCHW input as it is and writes its blocked layout.
-
-``rewrite`` (``input_transpose="conv"``) turns ``conv2d(permute_dims(x, [0, 2, 3, 1]), W)``
-in NHWC, where ``x`` is a parameter of the function (the model's input) and the conv has one
-group, into one conv that reads ``x`` in NCHW and writes NHWC. Relax's ``conv2d`` cannot be
-legalized with different data and output layouts, so the conv is emitted as its TE compute,
-named ``conv2d`` like the others: FuseOps fuses its bias and activation, and MetaSchedule
-tunes it in the same design space (its output's innermost axis is the channels).
-``kernel`` keeps the transpose. The first conv's workload differs between the two, so a
-database holds one form, recorded in its ``tuning.json`` (lowering.lowering_for).
-
-Run after ConvertLayout.
+In an NHWC build ConvertLayout transposes the NCHW input in a kernel of its own
+(experiments/FINDINGS.md#the-input-read-by-the-first-conv). ``rewrite`` (``conv``) turns
+``conv2d(permute_dims(x, [0, 2, 3, 1]), W)``, ``x`` the function's parameter, one group, into
+one conv reading NCHW and writing NHWC, emitted as a TE compute (Relax cannot legalize mixed
+layouts) named ``conv2d`` so it fuses and tunes like the others. ``kernel`` keeps the
+transpose; a database holds one form (lowering.lowering_for). Runs after ConvertLayout.
 """
 from __future__ import annotations
 
@@ -36,9 +25,8 @@ def conv2d_nchw_to_nhwc(data, weight, strides, padding, dilation, out_dtype: str
     padded = topi.nn.pad(data, [0, 0, top, left], [0, 0, bottom, right], name="pad_temp")
     out_h = (height + top + bottom - (kh - 1) * dh - 1) // sh + 1
     out_w = (width + left + right - (kw - 1) * dw - 1) // sw + 1
-    # The reduction axes in the order of the input's layout, as topi.nn.conv orders them
-    # (NCHW: channels, then the window; the NHWC conv this replaces has the window first).
-    # MultiLevelTiling keeps that order, and the input's innermost axis then sits innermost.
+    # Reduction axes in the input's layout order (channels, then window), as topi.nn.conv:
+    # MultiLevelTiling keeps it, so the input's innermost axis sits innermost.
     rc = te.reduce_axis((0, in_ch), name="rc")
     ry = te.reduce_axis((0, kh), name="ry")
     rx = te.reduce_axis((0, kw), name="rx")
@@ -71,8 +59,7 @@ def _input_transposed(value_of, arg):
 
 
 def rewrite(mod):
-    """``mod`` (NHWC Relax, after ConvertLayout) with each conv that reads a transpose of the
-    function's input reading the input itself (see the module's docstring)."""
+    """``mod`` (NHWC Relax) with each conv that reads a transpose of the input reading it."""
     from ..relax_rewrite import dense_conv2d, rewrite_calls, tidy
 
     def rule(bb, call, value_of):

@@ -1,28 +1,14 @@
 """Conv output channels padded to a whole number of vectors, where that costs little.
 
-In NHWC a conv vectorises over its output channels, and the CPU design space tiles them at
-the widest vector whose lanes divide them (design_space.py). SqueezeNet's classifier, a 1x1
-conv to 1000 classes, gets 8-float tiles on AVX-512: 16 does not divide 1000. Tuned alone at
-126 trials on a 2-core Zen 4 it took 856 us with 1000 channels and 761 us with 1008 (16-float
-tiles; 0.889x) for 0.8 % more arithmetic (``experiments/tvm-pad-channels-2026-11-28/``,
-``head_alone.py``). ONNX Runtime's conv, which blocks channels by 16 itself (NCHWc), took
-784-791 us in the network (``experiments/tvm-concat-split-2026-11-28/runs/profile.json``).
+The design space tiles output channels at the widest vector dividing them, so a 1000-class
+conv gets 8-float tiles on AVX-512 (experiments/FINDINGS.md#conv-output-channels-padded-to-whole-vectors).
+``rewrite`` turns ``add(conv2d(x, W), bias)`` (constant W and bias, groups 1) whose C output
+channels are not whole vectors of L lanes, where padding adds at most C/16, into
+``strided_slice(add(conv2d(x, W'), bias'), channels [0, C))`` with W', bias' zero-padded to
+ceil(C / L) * L; the slice fuses with what follows. ``pad-pair`` pads to whole pairs of
+vectors where that too adds at most C/16, for the two-vector sketch.
 
-``rewrite`` turns ``add(conv2d(x, W), bias)`` (constant W and bias, groups 1) whose output
-channels C are not a multiple of the target's float lanes L, where padding adds at most
-C/16, into ``strided_slice(add(conv2d(x, W'), bias'), channels [0, C))``, W' and bias'
-zero-padded to C' = ceil(C / L) * L. The conv and its bias stay one kernel; the slice fuses
-with what follows (ReLU, the global mean). Convs with few channels (24 -> 32 would add a
-third) are left alone. On AVX2 (8 lanes) 1000 is already whole, and nothing changes.
-
-``pad-pair`` (for ``--design-space multi-vector``) pads such a conv to whole pairs of vectors
-instead, where that too adds at most C/16: 1000 -> 1024 on AVX-512 (2.4 %, against 0.8 % for
-1008), so the multi-vector space's two-vector sketch, which needs a pair to divide the
-channels, applies to SqueezeNet's classifier. Convs whose channels are whole vectors already
-are left alone, as with ``pad``.
-
-Run on the imported NCHW module, before ConvertLayout (which converts the new conv, add and
-slice like the others) and before concat_split (which then splits the padded conv).
+Runs on the imported NCHW module, before ConvertLayout and concat_split.
 """
 from __future__ import annotations
 
@@ -50,9 +36,8 @@ def padded(channels: int, lanes: int) -> int | None:
 
 
 def padded_to(channels: int, lanes: int, pair: bool = False) -> int | None:
-    """What ``rewrite`` pads ``channels`` to: ``padded``'s count, or with ``pair`` the count
-    for ``2 * lanes`` where that too adds at most ``MAX_PAD_FRACTION``; None where
-    ``channels`` are whole vectors already (those stay as they are either way)."""
+    """What ``rewrite`` pads ``channels`` to: ``padded``'s count, or with ``pair`` that for
+    ``2 * lanes`` where it too adds little; None where they are whole vectors already."""
     to = padded(channels, lanes)
     if to is None or not pair:
         return to
@@ -80,9 +65,8 @@ def _const_value(value_of, expr):
 
 
 def rewrite(mod, target, pair: bool = False):
-    """``mod`` (NCHW Relax, weights bound as constants) with every eligible conv + bias padded
-    to whole vectors of ``target`` (with ``pair``, to whole pairs of them where that adds
-    little too: ``padded_to``) and sliced back (see the module's docstring)."""
+    """``mod`` (NCHW Relax, constant weights) with every eligible conv + bias padded to
+    ``padded_to`` channels and sliced back."""
     import numpy as np
     from tvm import relax
 

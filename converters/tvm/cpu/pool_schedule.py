@@ -1,24 +1,11 @@
 """Max pooling on CPUs in channels-last layout: a hand-written sketch for MetaSchedule.
 
-TOPI marks every pooling block with ``schedule_rule = "meta_schedule.pool_max"``, and TVM
-registers no rule under that name for CPUs. MetaSchedule then drops the mark and applies its
-generic rules, which on SqueezeNet 1.1's NHWC pools (Zen 5, 512 trials) picked:
-- the padding kept as a buffer of its own (``pad_temp``, 800 KB for the first pool), written
-  and read again;
-- the 3x3 window reduced through an ``rfactor`` buffer, copied to the output in a second
-  parallel loop;
-- the channel loop outside the window loops, so it is not vectorised.
-
-Here, with the rule registered, such a block is scheduled as a vector kernel: the padding
-inlined into the read, the window loops outside the channel loop, channels vectorised, and
-the outer pixels parallel. Two sketches differ in what is parallel (output rows, or rows x
-columns, which balances 13 rows over 2 cores); MetaSchedule's root rule still samples the
-unroll. SqueezeNet 1.1's three pools, alone and warm: 53.6 against 38.1 us an inference
-(``experiments/tvm-pool-schedule-2026-11-29/runs/squeezenet1_1/pools.txt``).
-
-A pool whose innermost output axis does not read the input's innermost axis one for one
-(NCHW: the width, read at the stride) keeps TVM's generic rules, as when no rule is
-registered. ``enabled(False)`` does the same for every pool: the "default" design space.
+TOPI marks pooling blocks ``schedule_rule = "meta_schedule.pool_max"`` and TVM registers no
+CPU rule under that name, so generic rules schedule them poorly (padding in its own buffer,
+an ``rfactor`` copy, channels not vectorised). This rule inlines the padding, puts the window
+outside the channel loop, vectorises the channels and parallelises output rows (or rows x
+columns: two sketches) (experiments/FINDINGS.md#max-pools-a-hand-written-sketch).
+Non-channels-last pools, and every pool under ``enabled(False)``, keep the generic rules.
 """
 from __future__ import annotations
 
@@ -32,9 +19,8 @@ _state = {"on": False, "registered": False}
 
 
 def for_space(session_space: str) -> str:
-    """What a tuning session's pools get, by ``design_space.session_space``'s name:
-    "channels-last" (the sketches) in edgebench's CPU spaces, "generic" (TVM's rules) in
-    the default one, which GPU targets and NCHW builds always get."""
+    """What a session's pools get by ``design_space.session_space``'s name: "channels-last"
+    (the sketches) in edgebench's CPU spaces, "generic" (TVM's rules) in the default one."""
     return "generic" if session_space == "default" else "channels-last"
 
 

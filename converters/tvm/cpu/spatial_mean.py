@@ -8,20 +8,9 @@ MIN_PIXELS = 28 * 28
 def rewrite(mod, min_pixels: int = MIN_PIXELS):
     """``mean(x, axis=[1, 2])`` of a static (N, H, W, C) float32 tensor with at least
     ``min_pixels`` pixels (H*W) -> ``reshape`` to (N, H*W, C), a matmul by a constant
-    (N, 1, H*W) row of 1/(H*W), ``reshape`` back.
-
-    In NHWC the reduction's loop over the channels (its only spatial loop) sits outside the
-    loops over the pixels, so every step of the sum reads a float C floats after the last,
-    and MetaSchedule's CPU space has no schedule that brings the channels inside to vectorise
-    it: EfficientNet-B0's squeeze-excitation means took 1134 us an inference against ONNX
-    Runtime's 527, the largest (112x112x32) 489 us against 52. As a matmul the same sum is a
-    GEMV, which the matmul tiling (channels at the vector width, innermost) covers. Each of
-    EfficientNet-B0's means tuned at 16 trials in both forms (``experiments/
-    tvm-spatial-mean-2026-11-27``): from 28x28 up the GEMV took 0.16-0.38x the reduction's
-    time (112x112x32: 60 against 381 us); at 14x14 and 7x7, whose strided reads stay in
-    cache, the reduction took 4-13 us and the GEMV 1.7-2.9x that. Hence ``min_pixels``.
-    The reshapes are views in the built module. Sums in another order: within 1e-7 of the
-    reduction on unit-scale data."""
+    (N, 1, H*W) row of 1/(H*W), ``reshape`` back. In NHWC the reduction's channel loop sits
+    outside its pixel loops and no schedule vectorises it; the GEMV's tiling does. Below
+    ``min_pixels`` the reduction is faster (experiments/FINDINGS.md#spatial-means-as-a-gemv)."""
     import numpy as np
     from tvm import relax
 

@@ -1,35 +1,11 @@
 """Winograd convolution for 3x3, stride-1 convs in NHWC (``--conv2d winograd``).
 
-Relay's x86 strategy offered ``conv2d_winograd_nhwc`` to its auto-schedulers for 3x3
-stride-1 NHWC convs; Relax's ``LegalizeOps`` always lowers ``conv2d`` to the direct loop nest,
-so that choice was lost. This module brings it back as a rewrite before ``LegalizeOps``.
-
-F(m x m, 3 x 3) computes an m x m output tile from an (m+2) x (m+2) input tile with
-(m+2)^2 multiplies per channel pair instead of 9 m^2: with m = 4, 36 instead of 144. Three
-stages remain per call: the input transform (``data_pack``), a batched GEMM over channels
-(``bgemm``, where the time goes) and the output transform (``inverse``). The weight
-transform U = G w G^T runs here in float64 numpy, once, at lowering time: TVM's
-``conv2d_winograd_nhwc_without_weight_transform`` would take U as an input but its
-``pre_computed`` path raises "LEGACY-FLOW" in TVM 0.27, and computing U inside the kernel
-costs half the GEMM's work again on every call.
-
-The TE compute below is TVM's ``_conv2d_winograd_nhwc_impl`` with U as an input; it keeps the
-block names and ``schedule_rule`` attributes so MetaSchedule schedules the two transforms
-with TVM's own CPU rules (``s_tir.meta_schedule.cpu.conv2d_nhwc_winograd_data_pack`` and
-``..._inverse``) and searches the GEMM like any other.
-
-Which convs: 3x3 kernel, stride 1, dilation 1, groups 1, symmetric padding of 0 or 1,
-float32, constant weights, and at least ``MIN_CHANNELS`` input and output channels (the GEMM
-reduces over the input channels: with a handful of them the transforms cost more than the
-multiplies they save; VGG's first conv has 3). Everything else keeps the direct conv.
-
-Which tile (``tile_for``): ``winograd`` uses F(4x4) everywhere. ``winograd-fit`` gives each
-conv the largest tile whose tiles cover its output with at most ``FIT_WASTE`` of it padding:
-F(4x4), else F(2x2) (16 multiplies per 2x2 tile instead of 36, U 16/9 the direct weight
-instead of 4x), else the direct conv. A padded tile computes outputs nobody reads, and its
-larger U is streamed from memory all the same. ResNet-152's 3x3 convs at 14x14 hold most of
-its time; F(4x4) pads them to 16x16 (31 % more) and did not gain there
-(experiments/tvm-winograd-2026-11-26/); F(2x2) covers them exactly.
+Relax lowers every ``conv2d`` to the direct loop nest; this rewrite, run before
+``LegalizeOps``, brings back Relay's ``conv2d_winograd_nhwc``: TVM's
+``_conv2d_winograd_nhwc_impl`` (its block names and schedule rules kept) with U = G w G^T
+computed once in float64 numpy (TVM 0.27's ``pre_computed`` path raises "LEGACY-FLOW").
+Convs taken: ``eligible``; tile: ``tile_for``. Why: experiments/FINDINGS.md#winograd-for-3x3-convs,
+experiments/FINDINGS.md#winograd-with-the-tile-that-fits.
 """
 from __future__ import annotations
 
@@ -40,13 +16,12 @@ from ..relax_rewrite import dense_conv2d
 TILE = 4             # m of F(m x m, 3 x 3) for ``winograd``
 FIT_TILES = (4, 2)   # ``winograd-fit``: the first whose tiles cover the output ...
 FIT_WASTE = 0.10     # ... with at most this fraction of it padding
-MIN_CHANNELS = 16
+MIN_CHANNELS = 16    # fewer: the transforms cost more than the multiplies they save
 CHOICES = ("direct", "winograd", "winograd-fit")    # --conv2d / TuneConfig.conv2d / tvm_conv2d
 
 
 def is_winograd(conv2d: str) -> bool:
-    """Whether the ``conv2d`` choice rewrites 3x3 convs into Winograd (every choice but
-    ``direct``)."""
+    """Whether the ``conv2d`` choice rewrites 3x3 convs into Winograd."""
     return conv2d != "direct"
 
 
@@ -59,10 +34,8 @@ def cache_tag(conv2d: str) -> str | None:
 
 
 def tile_for(out_h: int, out_w: int, fit: bool) -> int | None:
-    """m of F(m x m, 3 x 3) for a conv with an ``out_h`` x ``out_w`` output, or None to keep
-    it direct. Without ``fit``: ``TILE``. With it: the first of ``FIT_TILES`` whose tiles
-    cover the output with at most ``FIT_WASTE`` of its area padding (56x56 and 55x55 take
-    F(4x4), 14x14 F(2x2), 13x13 and 7x7 neither), else None."""
+    """m of F(m x m, 3 x 3) for an ``out_h`` x ``out_w`` output, or None to keep it direct:
+    ``TILE``, or with ``fit`` the first of ``FIT_TILES`` padding at most ``FIT_WASTE``."""
     if not fit:
         return TILE
 
@@ -146,8 +119,7 @@ def winograd_nhwc(data, u, pad: int, m: int = TILE):
 
 def constant_weight(bb, w) -> np.ndarray | None:
     """The value of a conv's weight operand when it is a constant, or a ``permute_dims`` of
-    one (NHWC's ConvertLayout leaves OIHW -> OHWI as such a binding; FoldConstant only runs
-    after LegalizeOps)."""
+    one (as ConvertLayout leaves OIHW -> OHWI before FoldConstant)."""
     from tvm.ir.expr import Constant    # tvm.relax.Constant before TVM 0.27
     from tvm.relax import Var
 
@@ -167,9 +139,8 @@ def constant_weight(bb, w) -> np.ndarray | None:
 
 
 def eligible(call) -> tuple[int, int, int] | None:
-    """(padding (0 or 1), output height, output width) of a Relax ``conv2d`` call this
-    rewrite takes, else None. Only the call's attributes and types are read: the weight's
-    value is fetched (a numpy copy) for the convs that pass."""
+    """(padding, output height, output width) of a ``conv2d`` call this rewrite takes, else
+    None; reads only attributes and types."""
     if not dense_conv2d(call, "NHWC"):
         return None
     a = call.attrs
