@@ -63,12 +63,14 @@ if [ "$DRY" = 0 ]; then
         [ -d "$WORK/$arm" ] || git worktree add --detach "$WORK/$arm" "$rev" >/dev/null || exit 1
         echo "$arm: $(git -C "$WORK/$arm" rev-parse HEAD)" >&3
     done
-    grep -m1 -E 'model name' /proc/cpuinfo > "$HERE/cpu.txt"
-    grep -m1 -E '^cpu family\s' /proc/cpuinfo >> "$HERE/cpu.txt"
-    grep -m1 -E '^model\s' /proc/cpuinfo >> "$HERE/cpu.txt"
-    if grep -q -m1 avx512_vnni /proc/cpuinfo; then echo "vectors: AVX-512 with VNNI"; \
-        else echo "vectors: AVX2"; fi >> "$HERE/cpu.txt"
-    grep -c -E '^processor' /proc/cpuinfo | sed 's/^/vCPUs: /' >> "$HERE/cpu.txt"
+    {
+        grep -m1 -E 'model name' /proc/cpuinfo
+        grep -m1 -E '^cpu family\s' /proc/cpuinfo
+        grep -m1 -E '^model\s' /proc/cpuinfo
+        if grep -q -m1 avx512_vnni /proc/cpuinfo; then echo "vectors: AVX-512 with VNNI"
+        else echo "vectors: AVX2"; fi
+        grep -c -E '^processor' /proc/cpuinfo | sed 's/^/vCPUs: /'
+    } > "$HERE/cpu.txt"
 fi
 first=before second=after
 for m in $MODELS; do                                   # tuning: A B, then B A for the next model
