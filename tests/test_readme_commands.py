@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from testlib import REPO, assert_records_valid
+from testlib import REPO, TINY, assert_records_valid
 
 README = REPO / "README.md"
 FENCE = re.compile(r"```bash\n(.*?)```", re.S)
-SMOKE = ["--profile", "smoke", "--models", "mobilenetv2_100"]
+# smoke on the tiny test model: the command as written, at a fraction of a study model's cost
+SMOKE = ["--profile", "smoke", "--models", TINY]
 
 
 def _blocks() -> list[list[str]]:
@@ -100,6 +101,6 @@ def test_the_readme_main_job_runs_as_written_on_a_clean_copy(tmp_path):
     assert any(r["task"] == "parity" and r["variant"] == "onnxruntime" and r["status"] == "ok"
                for r in recs)
     report = (run / "report.md").read_text(encoding="utf-8")
-    assert "Which runtime to ship" in report and "mobilenetv2_100" in report
+    assert "Which runtime to ship" in report and TINY in report
     for name in ("summary.csv", "run.json", "plots"):
         assert (run / name).exists(), name
