@@ -32,6 +32,27 @@ def run(model, sizes):
             model(torch.randn(b, 3, 224, 224))
 
 
+def fork_after(prepare, cell, timeout: float) -> int | None:
+    """What the model branch does: ``prepare`` in a helper thread, joined (SETTLE=1: then wait
+    until the threads settle), then fork a child that runs ``cell``. None when the child ended
+    within ``timeout`` s, else its pid (still running: the caller inspects and kills it)."""
+    helper = threading.Thread(target=prepare)
+    helper.start()
+    helper.join()
+    if os.environ.get("SETTLE"):
+        _threads_settled()
+    pid = os.fork()
+    if pid == 0:
+        cell()
+        os._exit(0)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return None
+        time.sleep(0.05)
+    return pid
+
+
 def branch(name: str) -> int:
     """In the forked branch: 0 when its cell ended, 1 when the cell hung."""
     holder = {}
@@ -43,20 +64,9 @@ def branch(name: str) -> int:
         holder["m"] = torch.compile(timm.create_model(name, pretrained=False).eval())
         run(holder["m"], (1, 16, 2, 4, 8))
 
-    helper = threading.Thread(target=prepare)
-    helper.start()
-    helper.join()
-    if os.environ.get("SETTLE"):
-        _threads_settled()
-    pid = os.fork()
-    if pid == 0:
-        run(holder["m"], (1, 4))
-        os._exit(0)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        if os.waitpid(pid, os.WNOHANG)[0]:
-            return 0
-        time.sleep(0.05)
+    pid = fork_after(prepare, lambda: run(holder["m"], (1, 4)), timeout=30)
+    if pid is None:
+        return 0
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if Path(spy).exists():
         with open(f"hung-{pid}.txt", "w", encoding="utf-8") as f:

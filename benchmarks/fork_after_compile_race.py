@@ -14,12 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from edgebench.forkserver import _threads_settled  # noqa: E402
+from fork_after_compile_branch import fork_after  # noqa: E402  (beside this script)
 
 
 def main() -> None:
@@ -41,21 +39,8 @@ def main() -> None:
 
     hung, n = 0, args.n
     for _ in range(n):
-        helper = threading.Thread(target=run)
-        helper.start()
-        helper.join()
-        if os.environ.get("SETTLE"):
-            _threads_settled()
-        pid = os.fork()
-        if pid == 0:
-            run((1, 4))
-            os._exit(0)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                break
-            time.sleep(0.05)
-        else:
+        pid = fork_after(run, lambda: run((1, 4)), timeout=20)
+        if pid is not None:
             hung += 1
             os.kill(pid, 9)
             os.waitpid(pid, 0)
