@@ -5,8 +5,8 @@ process (as benchmarks/tvm_vs_ort.py measures it: the suite's predictor from the
 1, aligned input) also times three references before it loads the predictor and after its
 timed calls:
 
-  compute_ms  an L1-resident multiply loop on each CPU in turn (converters/tvm/machine_speed,
-              the tuner's probe)
+  compute_ms  an L1-resident multiply loop on each CPU in turn (the probe the tuner
+              kept until it was retired: it missed these phases)
   memory_ms   one 64 MiB copy
   pair_ms     a float32 384x384 matmul, 200 times, on both cores (numpy's BLAS threads): the
               two vCPUs working together
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,6 +34,57 @@ sys.path.insert(0, str(HERE))
 from tvm_vs_ort import ARMS, POOL_VARS, _predictor, measure_arm  # noqa: E402
 
 PAIR_N, PAIR_CALLS = 384, 200
+COMPUTE_FLOATS, COMPUTE_LOOPS = 4096, 4000      # 16 KiB per array: in L1 on any CPU
+MEMORY_BYTES = 64 << 20
+REPEATS = 3
+MAX_CPUS = 16                                   # bounds the probe's cost on big machines
+
+
+class Probe:
+    """Times the references; keeps the buffers between calls (no allocation in the timing)."""
+
+    def __init__(self):
+        import numpy as np
+
+        self._a = np.random.default_rng(0).random(COMPUTE_FLOATS, dtype=np.float32)
+        self._c = np.empty_like(self._a)
+        self._src = np.ones(MEMORY_BYTES // 4, dtype=np.float32)
+        self._dst = np.empty_like(self._src)
+        self.cpus = sorted(os.sched_getaffinity(0))[:MAX_CPUS]
+
+    def _compute_ms(self) -> float:
+        import numpy as np
+
+        runs = []
+        for _ in range(REPEATS):
+            t = time.perf_counter()
+            for _ in range(COMPUTE_LOOPS):
+                np.multiply(self._a, self._a, out=self._c)
+            runs.append((time.perf_counter() - t) * 1e3)
+        return statistics.median(runs)
+
+    def _memory_ms(self) -> float:
+        import numpy as np
+
+        runs = []
+        for _ in range(REPEATS):
+            t = time.perf_counter()
+            np.copyto(self._dst, self._src)
+            runs.append((time.perf_counter() - t) * 1e3)
+        return statistics.median(runs)
+
+    def sample(self) -> dict:
+        """{"compute_ms": [per CPU, in self.cpus' order], "memory_ms": x}."""
+        allowed = os.sched_getaffinity(0)
+        compute = []
+        try:
+            for cpu in self.cpus:
+                os.sched_setaffinity(0, {cpu})
+                compute.append(round(self._compute_ms(), 3))
+        finally:
+            os.sched_setaffinity(0, allowed)
+        return {"compute_ms": compute, "memory_ms": round(self._memory_ms(), 3)}
+
 
 
 def references(probe, a) -> dict:
@@ -48,7 +100,6 @@ def references(probe, a) -> dict:
 def measure(args) -> None:
     import numpy as np
 
-    from converters.tvm.machine_speed import Probe
     from edgebench.measure import timed_calls
     from edgebench.util import aligned_empty
 

@@ -164,16 +164,12 @@ def test_tune_interrupt_resume_and_tuned_rebuild(tuned_dir, tmp_path):
     assert meta["sessions"][-1]["trials_per_iter"] == 4
     assert meta["sessions"][-1]["max_trials_per_task"] >= 4
     assert meta["sessions"][-1]["allocation"] == {"rule": "uniform"}      # the default
-    # The machine's speed, sampled after every measured batch (at most 4 candidates each;
-    # a data-movement task's space can hold fewer): one compute figure per CPU, one memory
-    # figure, and the last sample at the session's last trial.
-    speed = meta["sessions"][-1]["machine_speed"]
-    assert speed["samples"] == len(speed["trace"]) >= 1 and "error" not in speed, speed
-    steps = [b["trials"] - a["trials"] for a, b in zip([{"trials": 0}, *speed["trace"]],
-                                                        speed["trace"])]
-    assert all(1 <= n <= 4 for n in steps), steps
-    assert speed["trace"][-1]["trials"] == meta["sessions"][-1]["trials_run"]
-    assert all(len(s["compute_ms"]) == len(os.sched_getaffinity(0)) for s in speed["trace"])
+    # The measured batches (at most 4 candidates each; a data-movement task's space can hold
+    # fewer), the last one ending at the session's last trial.
+    ends = meta["sessions"][-1]["phases"]["batch_ends"]
+    steps = [b - a for a, b in zip([0, *ends], ends)]
+    assert ends and all(1 <= n <= 4 for n in steps), steps
+    assert ends[-1] == meta["sessions"][-1]["trials_run"]
     # Where the session's time went: every phase ran, and they fit in the session's time.
     from converters.tvm.scheduler import PHASES
 
@@ -367,10 +363,10 @@ def test_measured_allocation_halves_the_first_round_then_caps_by_measured_time(t
     assert 2 <= len(first) <= 4 and sorted(set(first)) == [0, 1], wl
     assert all(first.count(w) <= 2 for w in set(first)), wl
     # Afterwards a full batch of 4 (the budget left is 4 or more): one batch, as the
-    # machine-speed trace (a sample after every measured batch) counts them; two batches of
-    # 2 would mean the strategies were not re-armed.
+    # session's batch_ends count them; two batches of 2 would mean the strategies were not
+    # re-armed.
     assert len(later) >= 4 and later[:4] == [later[0]] * 4, wl
-    done = [t["trials"] for t in session["machine_speed"]["trace"]]
+    done = session["phases"]["batch_ends"]
     sizes = [b - a for a, b in zip([0] + done, done)]
     k = done.index(alloc["after_trials"]) + 1
     assert all(b <= 2 for b in sizes[:k]) and sizes[k] == 4, sizes
@@ -402,8 +398,8 @@ def test_the_last_batch_stops_at_the_budget(tmp_path):
         s = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["tuning"]
         assert (s["trials_before"], s["trials_run"], s["trials_after"]) == (before, run, trials), s
         assert len(_records(_db_dir(root))) == trials
-    sizes = [t["trials"] for t in json.loads((_db_dir(root) / "tuning.json").read_text(
-        encoding="utf-8"))["sessions"][0]["machine_speed"]["trace"]]
+    sizes = json.loads((_db_dir(root) / "tuning.json").read_text(
+        encoding="utf-8"))["sessions"][0]["phases"]["batch_ends"]
     assert sizes == [4, 6], sizes
 
 

@@ -17,7 +17,6 @@ Layout of this package (one job per module). The core:
   intrinsics.py    tensor intrinsics registered before the first tuning context
   tuning.py        one tuning session: tasks, contexts, cost model, budget, resume, interrupts
   scheduler.py     the tuning loop: pick a task, build, measure and commit one batch
-  machine_speed.py the machine's speed sampled during a session (drift in the records)
   runner.py        where candidates are built and measured: locally or over TVM RPC
   _msbuild.py      the builder's worker functions
   transfer.py      what the cost model learns first, and records reused from other databases

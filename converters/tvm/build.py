@@ -36,22 +36,6 @@ def apply_records(mod, target, db):
     return mod
 
 
-def kernel_alone(func, target, seed: int = 0):
-    """A scheduled PrimFunc built as a module of its own, with random arguments on the CPU:
-    (library, tensors)."""
-    import numpy as np
-    import tvm
-    from tvm.s_tir import meta_schedule as ms
-
-    lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}),
-                      target=target)
-    rng = np.random.default_rng(seed)
-    tensors = [tvm.runtime.tensor(rng.standard_normal([int(s) for s in a.shape])
-                                  .astype(str(a.dtype)), tvm.cpu())
-               for a in ms.arg_info.ArgInfo.from_prim_func(func)]
-    return lib, tensors
-
-
 def compile_module(mod, target):
     import tvm
 

@@ -21,7 +21,7 @@ from edgebench.errors import ArgumentParser, UsageError
 from edgebench.models.args import add_options as add_model_options
 from edgebench.util import atomic_write_text
 
-from . import database, export, lowering, machine_speed, runner, scheduler, targets, tuning
+from . import database, export, lowering, runner, scheduler, targets, tuning
 from .cpu import design_space, recipes
 from .cli_checks import validate
 from .cli_help import EPILOG
@@ -165,9 +165,6 @@ def run(args, parsed) -> dict:
                               on_start=prog.start, on_update=prog.update)
         finally:
             prog.stop()
-        if res["machine_speed"] and res["machine_speed"].get("samples"):
-            print(f"[tune] {machine_speed.describe(res['machine_speed'])}", file=sys.stderr,
-                  flush=True)
         summary["tuning"] = {k: v for k, v in res.items() if k != "per_task"}
         summary["tuning_per_task"] = res["per_task"]
         if res["interrupted"]:
@@ -209,10 +206,6 @@ def main(argv=None) -> int:
         Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(args.summary, text + "\n")
     brief = {k: v for k, v in summary.items() if k != "tuning_per_task"}
-    if "tuning" in brief:       # the speed trace is in the --summary file and tuning.json
-        brief["tuning"] = {**brief["tuning"],
-                           "machine_speed": machine_speed.without_trace(
-                               brief["tuning"].get("machine_speed"))}
     print(json.dumps(brief, indent=1, default=str))
     if summary.get("interrupted"):
         print("interrupted; the trials measured so far are in the database (run the same "

@@ -10,8 +10,8 @@ import time
 ALLOCATIONS = ("measured", "uniform")
 SMALLEST_BATCH = 2      # the smallest first-round batch of --allocation measured
 # Where a session's time goes: search (cost model included), build, run, learn (database
-# commits, cost-model update), and the machine-speed probe.
-PHASES = ("search_s", "build_s", "run_s", "learn_s", "speed_probe_s")
+# commits, cost-model update).
+PHASES = ("search_s", "build_s", "run_s", "learn_s")
 
 
 def _normalised(work: list[float]) -> list[float]:
@@ -51,13 +51,12 @@ class Loop:
     One round over all tasks, then the gradient rule (largest weight x expected gain).
     ``per_iter`` and ``per_task_cap``: one number per task. ``first_batch`` (``measured``)
     sizes the first round; after it caps follow ``measured_shares`` of ``budget_total``
-    (``recapped`` says so). ``probe`` is sampled after each batch into ``speed``;
-    ``phases`` sums seconds by ``PHASES``."""
+    (``recapped`` says so). ``phases`` sums seconds by ``PHASES``."""
 
     ALPHA, WINDOW = 0.2, 3
 
     def __init__(self, contexts, weights, database, cost_model, builder, runner, per_iter,
-                 per_task_cap, existing, on_batch, probe=None, first_batch=None,
+                 per_task_cap, existing, on_batch, first_batch=None,
                  budget_total=None):
         self.ctx, self.w = contexts, [float(x) for x in weights]
         self.db, self.cm, self.builder, self.runner = database, cost_model, builder, runner
@@ -67,11 +66,11 @@ class Loop:
         self.hist = [[b] if b else [] for b in self.best]
         self.alive = [True] * len(contexts)
         self.on_batch = on_batch
-        self.probe, self.speed = probe, []
         self.first_batch, self.budget_total = first_batch, budget_total
         self.recapped = None
         self.phases = dict.fromkeys(PHASES, 0.0)
         self.done = 0
+        self.batch_ends = []              # trials done after each measured batch
         self.budget = None                # run's: the last batch is cut to what is left of it
         self.state = {"errors": 0, "build_errors": 0, "first_error": None}
 
@@ -132,17 +131,6 @@ class Loop:
                 best_i, best_g = i, g
         return best_i
 
-    def _sample_speed(self, task: str, batch: int):
-        """The machine's speed right after a batch was measured. A failed probe is noted in
-        the trace; it never stops the tuning."""
-        if self.probe is None:
-            return
-        try:
-            sample = self.probe.sample()
-        except Exception as e:  # noqa: BLE001
-            self.probe, sample = None, {"error": f"{type(e).__name__}: {e}"}
-        self.speed.append({"trials": self.done + batch, "task": task, **sample})
-
     def _step(self, i: int):
         from tvm.s_tir.meta_schedule.builder import BuilderInput
         from tvm.s_tir.meta_schedule.database import TuningRecord
@@ -172,8 +160,6 @@ class Loop:
         for k, f in zip(ok, futures):
             results[k] = f.result()
         t3 = time.perf_counter()
-        self._sample_speed(ctx.task_name, len(cands))
-        t4 = time.perf_counter()
         ctx.notify_runner_results(cands, results)
         wl = self.db.commit_workload(ctx.mod)
         good_c, good_r = [], []
@@ -199,23 +185,24 @@ class Loop:
         for b in built:
             if b.artifact_path:
                 shutil.rmtree(os.path.dirname(b.artifact_path), ignore_errors=True)
-        t5 = time.perf_counter()
-        for name, secs in (("build_s", t2 - t1), ("run_s", t3 - t2), ("speed_probe_s", t4 - t3),
-                           ("learn_s", t5 - t4)):
+        t4 = time.perf_counter()
+        for name, secs in (("build_s", t2 - t1), ("run_s", t3 - t2), ("learn_s", t4 - t3)):
             self.phases[name] += secs
         self.hist[i].append(self.best[i] if self.best[i] is not None else 1e10)
         self.trials[i] += len(cands)
         self.done += len(cands)
+        self.batch_ends.append(self.done)
         if self.on_batch:
             est = sum(w * b for w, b in zip(self.w, self.best) if b is not None) * 1e3
             self.on_batch(self.done, est, sum(b is not None for b in self.best), len(self.ctx),
                           self.state)
 
 
-def phase_record(phases: dict, candidates: int) -> dict:
+def phase_record(phases: dict, candidates: int, batch_ends=()) -> dict:
     """A session's time by phase (``Loop.phases``): seconds, and milliseconds per candidate
     where any was measured (experiments/FINDINGS.md#gpu-tuning-cost)."""
-    rec = {"candidates": int(candidates), **{k: round(v, 2) for k, v in phases.items()}}
+    rec = {"candidates": int(candidates), "batch_ends": list(batch_ends),
+           **{k: round(v, 2) for k, v in phases.items()}}
     if candidates:
         rec["per_candidate_ms"] = {k[:-2]: round(1e3 * v / candidates, 1)
                                    for k, v in phases.items()}

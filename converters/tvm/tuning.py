@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 from edgebench.util import physical_cores
 
-from . import (database, intrinsics, lowering, machine_speed, passes,
+from . import (database, intrinsics, lowering, passes,
                runner, scheduler, targets, transfer)
 from .cpu import design_space, pool_schedule
 from .errors import TvmError
@@ -191,12 +191,10 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
                                                                            transfer_from)
             info["setup_s"] = round(time.perf_counter() - t_setup, 1)
             measurer = runner.make_runner(cfg)
-            # Candidates measured here, on this CPU: trace its speed (machine_speed).
-            probe = machine_speed.Probe() if runner_name == "local" else None
             builder = runner.make_builder(cfg)
             loop = scheduler.Loop(
                 contexts, weights, db, cost_model, builder, measurer, batches,
-                caps, before["per_task"], on_update, probe,
+                caps, before["per_task"], on_update,
                 first_batch=allocation.get("first_round_batch"),      # measured only
                 budget_total=cfg.trials if allocation.get("caps_from_measured_time") else None)
             hit, old_handlers = _catch_interrupts()
@@ -222,8 +220,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
     state = loop.state if loop else {"errors": 0, "build_errors": 0, "first_error": None}
     tuning_s = time.perf_counter() - t_tune
     after = database.tuning_summary(db_dir, tasks)
-    speed = machine_speed.session_record(loop.speed if loop else [], runner_name)
-    phases = scheduler.phase_record(loop.phases, run_trials) if loop else None
+    phases = scheduler.phase_record(loop.phases, run_trials, loop.batch_ends) if loop else None
     if loop is not None and loop.recapped:
         info["allocation"] = {**info["allocation"], **loop.recapped}
     if run_trials or interrupted or reused["records"]:
@@ -242,7 +239,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "reused_records": reused,
             "design_space": info.get("design_space"),
             "pool_schedule": info["pool_schedule"],
-            "machine_speed": speed, "phases": phases,
+            "phases": phases,
             "target": targets.target_dict(target), "errors": state["errors"],
             "build_errors": state["build_errors"], **targets.tvm_versions()},
             choices=choices)
@@ -251,7 +248,7 @@ def tune(model, input_size, batch: int, target, db_dir: Path, cfg: TuneConfig, *
             "tuning_s": round(tuning_s, 1), "wall_s": round(time.perf_counter() - t_start, 1),
             "errors": state["errors"], "build_errors": state["build_errors"],
             "first_error": state["first_error"], "interrupted": interrupted,
-            "machine_speed": speed, "phases": phases,
+            "phases": phases,
             "per_task": after["per_task"]}
 
 
