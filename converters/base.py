@@ -262,3 +262,15 @@ class Converter:
         """Only the reference variant: an FP32 CPU predictor whose logits every variant's
         parity is judged against."""
         raise NotImplementedError(f"{self.name} is not a reference variant")
+
+    def profile_layers(self, artifact: Artifact, spec: ModelSpec, predictor: Predictor,
+                       batch: np.ndarray, runs: int) -> dict:
+        """The ``layers`` task: the runtime's own per-layer profile of ``batch`` over ``runs``
+        calls after a warm-up: {"profiler": what measured, "layers": [{"name", "op", "ms"
+        (median per inference), "calls", "where" (CPU, GPU, DLA, an EP), "precision",
+        "depthwise"}], "notes": [...], "matching": "onnx node name" or "op type"}. By default
+        the predictor's own ``profile_layers(batch, runs)``; SkipVariant where it has none."""
+        own = getattr(predictor, "profile_layers", None)
+        if own is None:
+            raise SkipVariant(f"{self.name} has no per-layer profiler in edgebench")
+        return own(batch, runs)

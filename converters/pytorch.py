@@ -53,6 +53,11 @@ class TorchPredictor(Predictor):
             raise OutOfMemory(str(e)) from e
         return out
 
+    def profile_layers(self, batch: np.ndarray, runs: int) -> dict:
+        from .torch_layers import profile
+
+        return profile(self, batch, runs)
+
     def close(self) -> None:
         if self.cuda:
             self.torch.cuda.empty_cache()

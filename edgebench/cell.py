@@ -75,6 +75,7 @@ class Cell:
     reference_sweep: list | None = None  # the reference variant's throughput by_batch (BSR)
     int8_cost: dict | None = None       # an INT8 variant's accuracy cost, from its parity cell
     mlperf_seed: dict | None = None     # a scenario cell: its variant's latency/throughput figures
+    latency_p50_ms: float | None = None  # a layers cell: its variant's latency p50 (same run)
 
     def slug(self) -> str:
         from .models import slug

@@ -29,7 +29,7 @@ from .errors import (EXIT_INTERRUPTED, EXIT_USAGE, ArgumentParser,
 from .metrics import PARITY_DEFAULTS
 from .models import SEED_MODELS
 from .models.args import add_options as add_model_options
-from .plan import ALL_TASKS, TASKS
+from .plan import ALL_TASKS, LAYERS_TASK, TASKS
 from .profiles import PROFILES
 from .util import REPO_ROOT, atomic_write_json
 
@@ -65,9 +65,17 @@ def build_parser(prog: str = "python -m edgebench.full", description: str | None
                         f"ones ({' '.join(converters.default_names())}); those that cannot run "
                         "here are recorded as skipped with the reason. Opt-in: "
                         f"{' '.join(sorted(set(converters.names()) - set(converters.default_names())))}")
-    p.add_argument("--tasks", nargs="+", default=list(default_tasks), choices=ALL_TASKS,
+    paper = (f"; with --profile paper also {LAYERS_TASK}" if tuple(default_tasks) == TASKS
+             else "")
+    p.add_argument("--tasks", nargs="+", default=None, choices=ALL_TASKS,
                    metavar="TASK", help=f"tasks per model and variant, from {', '.join(ALL_TASKS)}. "
-                                        f"Default: {' '.join(default_tasks)}")
+                                        f"Default: {' '.join(default_tasks)}{paper}. "
+                                        f"{LAYERS_TASK}: a per-layer profile of each variant by its "
+                                        "own runtime's profiler, side by side in the report")
+    p.add_argument("--layers-top", type=int, default=None, metavar="N",
+                   help="how many of each variant's slowest layers the report lists "
+                        "(the layers task; default 10)")
+    p.set_defaults(default_tasks=list(default_tasks), layers_with_paper=bool(paper))
     p.add_argument("--data", default=None, metavar="PATH",
                    help="ImageNet val folder (class folders <wnid>/*.JPEG, or flat "
                         "ILSVRC2012_val_*.JPEG with labels), an ImageNetV2 folder (0..999), or "

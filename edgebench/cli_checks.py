@@ -37,6 +37,8 @@ def _check_numbers(args) -> None:
     if getattr(args, "cell_memory_limit", None) is not None and args.cell_memory_limit < 64:
         raise UsageError(f"--cell-memory-limit {args.cell_memory_limit}: give at least 64 MiB "
                          "(an interpreter with numpy needs more)")
+    if getattr(args, "layers_top", None) is not None and args.layers_top < 1:
+        bad("--layers-top", args.layers_top, "the report lists at least 1 layer per variant")
     if not args.parity_atol >= 0:
         bad("--parity-atol", args.parity_atol, "must be >= 0")
     for flag in ("--parity-min-top1", "--parity-reduced-min-top1", "--parity-reduced-min-top5",
@@ -44,6 +46,15 @@ def _check_numbers(args) -> None:
         v = getattr(args, flag[2:].replace("-", "_"))
         if not 0 <= v <= 1:
             bad(flag, v, "an agreement is a fraction in [0, 1]")
+
+
+def resolve_tasks(args) -> None:
+    """--tasks not given: the command's default tasks, and with --profile paper the layers
+    task too (a paper run answers where the time goes)."""
+    if getattr(args, "tasks", None) is None:
+        args.tasks = list(args.default_tasks)
+        if args.layers_with_paper and args.profile == "paper":
+            args.tasks.append("layers")
 
 
 def _check_repeats(args) -> None:
@@ -109,6 +120,7 @@ def validate(args) -> dict:
     from .data import DataError, resolve_source
     from .data.sources import check_readable
 
+    resolve_tasks(args)
     _check_numbers(args)
     _check_repeats(args)
     # First of the slow checks: it needs no model or data, and a refused mode then costs a

@@ -11,9 +11,12 @@ TASKS = ("parity", "accuracy", "latency", "throughput")
 # MLPerf's scenarios through LoadGen (edgebench.mlperf): opt-in through --tasks, after the
 # latency and throughput cells whose figures seed them.
 SCENARIO_TASKS = ("singlestream", "multistream", "offline")
-ALL_TASKS = ("convert", *TASKS, *SCENARIO_TASKS)
+# The per-layer profile (edgebench.layers): opt-in, after the latency cell it is checked
+# against; its own cell, so profiling never touches the latency figures.
+LAYERS_TASK = "layers"
+ALL_TASKS = ("convert", *TASKS, LAYERS_TASK, *SCENARIO_TASKS)
 
-__all__ = ["ALL_TASKS", "REFERENCE_VARIANT", "SCENARIO_TASKS", "TASKS", "build"]
+__all__ = ["ALL_TASKS", "LAYERS_TASK", "REFERENCE_VARIANT", "SCENARIO_TASKS", "TASKS", "build"]
 
 
 def build(models: list[str], variants: list[str], tasks: list[str],

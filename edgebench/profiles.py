@@ -14,6 +14,7 @@ PROFILES: dict[str, dict] = {
         "latency": {"warmup": 3, "min_count": 20, "min_s": 2.0, "max_s": 15.0},
         "throughput": {"max_batch": 16, "warmup": 1, "min_iters": 3, "min_s": 1.0,
                        "budget_s": 40.0, "min_gain": 1.03},
+        "layers": {"runs": 20},     # profiled inferences per layers cell (edgebench.layers)
         "idle_s": 1.0,
         "cell_timeout": 600,
     },
@@ -25,6 +26,7 @@ PROFILES: dict[str, dict] = {
         "latency": {"warmup": 1, "min_count": 5, "min_s": 0.2, "max_s": 5.0},
         "throughput": {"max_batch": 4, "warmup": 1, "min_iters": 2, "min_s": 0.1,
                        "budget_s": 5.0, "min_gain": 1.03},
+        "layers": {"runs": 3},
         "idle_s": 0.2,
         "cell_timeout": 600,
     },
@@ -36,6 +38,7 @@ PROFILES: dict[str, dict] = {
         "latency": {"warmup": 20, "min_count": 1000, "min_s": 30.0, "max_s": 600.0},
         "throughput": {"max_batch": 512, "warmup": 3, "min_iters": 20, "min_s": 10.0,
                        "budget_s": 1800.0, "min_gain": 1.02},
+        "layers": {"runs": 100},
         "idle_s": 5.0,
         "cell_timeout": 14400,
     },

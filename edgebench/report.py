@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import report_int8, report_mlperf, report_powermodes, store
+from . import report_int8, report_layers, report_mlperf, report_powermodes, store
 from .profiles import COMPARABLE
 from .report_format import (
     fmt,
@@ -50,6 +50,12 @@ def one_line(r: dict) -> str:
                     f"{r['max_abs_diff']:.2e}  cos_min {r['cosine_min']:.6f}")
         return (f"top1 agree {r['top1_agreement']:.3f}  max|d| {r['max_abs_diff']:.2e}  "
                 f"cos_min {r['cosine_min']:.6f}")
+    if t == "layers":
+        top = (r.get("layers") or [{}])[0]
+        ratio = (r.get("against_latency") or {}).get("ratio")
+        return (f"{r['layer_count']} layers, profile {r['profile_total_ms']:.2f} ms"
+                + (f" ({ratio:.2f}x p50)" if ratio else "")
+                + (f", slowest {top.get('name', '')[:40]} ({top.get('type')})" if top else ""))
     if r.get("mlperf"):         # LoadGen's scenarios: their metric, not a convert time
         m = r["mlperf"]
         return f"{m.get('scenario')}: {m.get('metric')} {fmt(m.get('value'))} {m.get('unit') or ''}".rstrip()
@@ -224,6 +230,7 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
             lines += [""] + notes
         lines.append("")
     lines += report_int8.section(records, meta)
+    lines += report_layers.section(records, meta, plots)
     lines += report_mlperf.section(records, meta)
     mode_plots = [p for p in plots if p.startswith(report_powermodes.PREFIX)]
     lines += report_powermodes.section(records, meta, mode_plots)
@@ -234,7 +241,8 @@ def write_markdown(path: Path, rows: list[dict], records: list[dict], meta: dict
     if paper:
         lines += [paper]
     lines += _power_section(rows, records)
-    other = [p for p in plots if p not in mode_plots]    # the power-mode plots sit in their section
+    # the power-mode and per-layer plots sit in their sections
+    other = [p for p in plots if p not in mode_plots and not p.startswith(report_layers.PLOT_PREFIX)]
     if other:
         lines += ["## Plots", ""] + [f"![{p}](plots/{p})" for p in other] + [""]
     lines += ["Figures come from `results.jsonl` (schema: `edgebench/schema/results.schema.json`); "
@@ -263,6 +271,10 @@ def write_all(out: Path, records: list[dict], meta: dict) -> list[str]:
         made += [p.name for p in report_powermodes.plot(records, out / "plots")]
     except Exception as e:  # noqa: BLE001 - a plotting problem must not lose the report
         meta.setdefault("report_warnings", []).append(f"power-mode plots failed: {e}")
+    try:
+        made += report_layers.plot(records, out / "plots")
+    except Exception as e:  # noqa: BLE001 - a plotting problem must not lose the report
+        meta.setdefault("report_warnings", []).append(f"per-layer plots failed: {e}")
     write_markdown(out / "report.md", rows, records, meta, made)
     return made
 

@@ -58,9 +58,10 @@ def section(records: list[dict], meta: dict) -> list[str]:
            "points, INT8 minus FP32); MLPerf's rule: INT8 keeps >= 99% of FP32's top-1. "
            "p50 and samples/s as a ratio to the variant's FP32 counterpart in this run "
            "(below 1 for p50 is faster). Parity for INT8 is its own rule (top-1 agreement and "
-           "mean logit cosine; `edgebench.metrics.parity_verdict`). The tensorrt form is the "
-           "one model every INT8 variant runs; on ONNX Runtime's CPU provider the cpu form "
-           "(`--int8-form cpu`) is the fast one (docs/int8.md).", "",
+           "mean logit cosine; `edgebench.metrics.parity_verdict`). Both forms come from one "
+           "calibration: the TensorRT INT8 variants run the symmetric tensorrt form, "
+           "onnxruntime-int8 the cpu form, the fast one on ONNX Runtime's CPU provider "
+           "(`--int8-form tensorrt` runs the other; docs/int8.md).", "",
            md_table(["model", "variant", "parity", "top-1 agree", "FP32 top1 %", "INT8 top1 %",
                      "Δ top1", "Δ top5", "MLPerf 99%", "p50 ratio", "samples/s ratio",
                      "calibration"], rows), ""]

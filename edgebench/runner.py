@@ -26,7 +26,7 @@ from typing import Iterable
 from . import store
 from .cell import Cell, ModelInputs, RunSettings, new_record, now_iso
 from .errors import EXIT_CELLS_FAILED, EXIT_OK
-from .plan import SCENARIO_TASKS
+from .plan import LAYERS_TASK, SCENARIO_TASKS
 from .process import ForkServer, ServerDied, failure_reason, log_tail, partial_record, spawn
 
 PROBE_TIMEOUT_S = 300
@@ -253,8 +253,13 @@ class Session:
 
             seed = seed_figures(self._latest(cell.model, cell.variant, "latency"),
                                 self._latest(cell.model, cell.variant, "throughput"))
+        p50 = None
+        if cell.task == LAYERS_TASK:      # what the profile's total is checked against
+            lat = self._latest(cell.model, cell.variant, "latency")
+            if lat and lat["status"] in ("ok", "partial"):
+                p50 = (lat.get("latency_ms") or {}).get("p50")
         return filled.with_(equivalent=eq, equivalence=why, reference_sweep=sweep,
-                            int8_cost=cost, mlperf_seed=seed)
+                            int8_cost=cost, mlperf_seed=seed, latency_p50_ms=p50)
 
     def _latest(self, model: str, variant: str, task: str) -> dict | None:
         return store.find(self.records, model, variant, task, self.settings.device_id,

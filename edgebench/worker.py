@@ -24,7 +24,7 @@ from . import model_branch, parity_cell
 from .cell import Cell, new_record
 from .model_branch import graphs_compiled, spec_for
 from .models import kind_of
-from .plan import SCENARIO_TASKS
+from .plan import LAYERS_TASK, SCENARIO_TASKS
 from .util import atomic_write_json, first_line
 
 
@@ -129,7 +129,8 @@ def _device_hooks(device: dict):
     return state, memory, source
 
 
-def _measure(cell: Cell, conv, predictor, spec, data, cache: Path, monitor, on_step=None):
+def _measure(cell: Cell, conv, art, predictor, spec, data, cache: Path, monitor,
+             on_step=None):
     """The cell's task on a loaded predictor: (status, fields, reason)."""
     from . import measure
 
@@ -145,6 +146,10 @@ def _measure(cell: Cell, conv, predictor, spec, data, cache: Path, monitor, on_s
                                   on_step=on_step)
     if cell.task == "convert":
         return "ok", {}, ""
+    if cell.task == LAYERS_TASK:
+        from . import layers
+
+        return layers.run(cell, conv, art, spec, predictor, data, prof)
     if cell.task in SCENARIO_TASKS:
         from .mlperf import task as scenario
 
@@ -238,7 +243,7 @@ def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
                 rec["int8_cost"] = cell.int8_cost
         monitor.measure_idle(run.prof["idle_s"])
         t = time.perf_counter()
-        status, fields, reason = _measure(cell, conv, predictor, spec, data, cache, monitor,
+        status, fields, reason = _measure(cell, conv, art, predictor, spec, data, cache, monitor,
                                           _partial_writer(partial_out, rec, monitor, t_start))
         rec["measure_s"] = round(time.perf_counter() - t, 3)
         # A cached artifact the predictor found corrupted and rebuilt while measuring (TVM

@@ -222,6 +222,23 @@ def test_the_cpu_form_folds_relu_into_uint8_activations_from_the_same_calibratio
     assert act_zp and all(z.dtype == np.uint8 for z in act_zp)
 
 
+def test_onnxruntime_int8_runs_the_cpu_form_and_tensorrt_int8_the_symmetric_one(calibrated):
+    """One calibration, two forms: ORT's CPU provider gets the form that is fast there by
+    default, the TensorRT INT8 variants the symmetric one TensorRT consumes (converting it
+    needs no GPU); --int8-form tensorrt gives onnxruntime-int8 the symmetric one."""
+    import converters
+
+    cache, cal, _, _ = calibrated
+    cpu = converters.get("onnxruntime-int8").convert(_tiny_spec(cal), cache)
+    trt = converters.get("onnxruntime-trt-int8").convert(_tiny_spec(cal), cache)
+    assert cpu.meta["int8"]["form"] == "cpu" and trt.meta["int8"]["form"] == "tensorrt"
+    assert cpu.meta["int8"]["calibration"] == trt.meta["int8"]["calibration"]
+    spec = _tiny_spec(cal)
+    spec.options["int8_form"] = "tensorrt"
+    asked = converters.get("onnxruntime-int8").convert(spec, cache)
+    assert asked.meta["int8"]["form"] == "tensorrt" and asked.path == trt.path
+
+
 def test_no_calibration_set_is_a_clear_error(tmp_path):
     from converters.onnxruntime.quantize import CalibrationError, qdq_model
 

@@ -94,6 +94,11 @@ class JaxPredictor(Predictor):
             raise
         return np.asarray(logits, dtype=np.float32)
 
+    def profile_layers(self, batch: np.ndarray, runs: int) -> dict:
+        from .profile_layers import profile
+
+        return profile(self, batch, runs)
+
     def close(self) -> None:
         self._executables.clear()
         self._params = None

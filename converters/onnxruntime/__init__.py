@@ -142,6 +142,23 @@ class OnnxRuntimeConverter(Converter):
         return _batch_limited(OrtPredictor(sess, "cpu", {"providers": [CPU_EP]}), spec)
 
     def load(self, artifact: Artifact, spec: ModelSpec) -> Predictor:
+        return self._load(artifact, spec)
+
+    def profile_layers(self, artifact: Artifact, spec: ModelSpec, predictor, batch, runs: int):
+        """ORT's per-node profile, from a second session made as the cell's with the
+        profiler on (the cell's own session stays unprofiled)."""
+        import tempfile
+
+        from .layers import profile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            profiled = self._load(artifact, spec, profile_prefix=str(Path(tmp) / "ort"))
+            try:
+                return profile(profiled, batch, runs)
+            finally:
+                profiled.close()
+
+    def _load(self, artifact: Artifact, spec: ModelSpec, profile_prefix: str = "") -> Predictor:
         import onnxruntime as ort
 
         opts = spec.options
@@ -158,6 +175,8 @@ class OnnxRuntimeConverter(Converter):
                     Path(o[key]).mkdir(parents=True, exist_ok=True)
         os.environ.update(cfg.env)        # this cell's own process, before its first session
         so = session_options(opts.get("ort_threads"))
+        if profile_prefix:                 # the layers task's session (profile_layers)
+            so.enable_profiling, so.profile_file_prefix = True, profile_prefix
         sess = create_session(ort, str(path), so, cfg)
         unloaded = not_loaded(ort, sess, cfg)
         if unloaded:
@@ -228,11 +247,11 @@ INT8_OPTIONS = (
                                    "calibration list from ImageNet train; needed with "
                                    "--profile paper --data, which evaluates every image"}),
     ("--int8-form", {"choices": ["tensorrt", "cpu"], "default": None,
-                     "help": "onnxruntime-int8 only: the QDQ model it runs. tensorrt (default): "
-                             "the one model every INT8 variant runs (symmetric INT8, the form "
-                             "TensorRT consumes); cpu: ONNX Runtime's CPU form from the same "
-                             "calibration (uint8 activations with a zero point, Relu/Clip "
-                             "folded), much faster on ORT's CPU provider (docs/int8.md)"}),
+                     "help": "onnxruntime-int8 only: the QDQ model it runs. cpu (default): "
+                             "ONNX Runtime's CPU form (uint8 activations with a zero point, "
+                             "Relu/Clip folded into QLinearConv), the fast one on ORT's CPU "
+                             "provider; tensorrt: the symmetric INT8 form the TensorRT INT8 "
+                             "variants always run, from the same calibration (docs/int8.md)"}),
     ("--int8-layer-drift", {"action": "store_true",
                             "help": "compute the per-layer drift table (which layers' outputs "
                                     "drift most from FP32) in every INT8 parity cell. Default: "
@@ -245,6 +264,9 @@ INT8_OPTIONS = (
 )
 
 
+CPU_INT8_FORM = "cpu"      # docs/int8.md#speed-on-the-cpu-two-forms-of-one-calibration
+
+
 @register
 class OnnxRuntimeInt8(Calibrated, OnnxRuntimeConverter):
     """The calibrated QDQ model (``quantize.qdq_model``) on ONNX Runtime's CPU provider, whose
@@ -254,8 +276,9 @@ class OnnxRuntimeInt8(Calibrated, OnnxRuntimeConverter):
     name = "onnxruntime-int8"
     onnx_reference = False
     precision = "int8"
-    description = ("ONNX Runtime INT8 on the CPU: the calibrated QDQ model (symmetric INT8, "
-                   "per-channel weights) made from the ONNX export")
+    description = ("ONNX Runtime INT8 on the CPU: the calibrated QDQ model in ONNX Runtime's "
+                   "CPU form (uint8 activations, per-channel INT8 weights) made from the ONNX "
+                   "export")
     cli_options = INT8_OPTIONS
     compares_with = "onnxruntime"
     # Opt-in: calibration and four more cells per model would take the default run past its
@@ -266,7 +289,8 @@ class OnnxRuntimeInt8(Calibrated, OnnxRuntimeConverter):
         return [CPU_EP]
 
     def convert(self, spec: ModelSpec, cache: Path) -> Artifact:
-        art = qdq_model(spec, cache, spec.options.get("int8_form") or "tensorrt")
+        # ORT's CPU provider runs its own form fastest; the TensorRT variants keep theirs
+        art = qdq_model(spec, cache, spec.options.get("int8_form") or CPU_INT8_FORM)
         art.variant = self.name
         return art
 

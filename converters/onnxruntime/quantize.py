@@ -174,10 +174,10 @@ FORMS = ("tensorrt", "cpu")
 
 def form_settings(form: str) -> dict:
     """quantize_static's arguments for a form of the QDQ model.
-    - ``tensorrt`` (every INT8 variant's by default): symmetric INT8 activations, the form
+    - ``tensorrt`` (the TensorRT INT8 variants'): symmetric INT8 activations, the form
       TensorRT consumes; a Relu/Clip stays FP32 between a DequantizeLinear and a
       QuantizeLinear (ORT's quantizer removes it only for asymmetric activations).
-    - ``cpu`` (``--int8-form cpu``, onnxruntime-int8 only): ONNX Runtime's own x86/ARM
+    - ``cpu`` (onnxruntime-int8's default): ONNX Runtime's own x86/ARM
       recommendation from the same calibration: unsigned INT8 activations with a zero point
       (U8S8) and Relu/Clip folded into their producer's output range, so ONNX Runtime's
       CPU provider runs each block in QLinearConv without FP32 round trips

@@ -71,6 +71,7 @@ class TrtPredictor(Predictor):
         self.plan = plan
         self.logger = make_logger()
         self.runtime = trt.Runtime(self.logger)
+        self.dla_core = run.get("dla_core")
         if run.get("dla_core") is not None:
             # The DLA core the engine's DLA layers run on (IRuntime::setDLACore, as trtexec).
             self.runtime.DLA_core = int(run["dla_core"])
@@ -279,6 +280,11 @@ class TrtPredictor(Predictor):
             self.h_out[:n].copy_(self.d_out[:n], non_blocking=True)
         self.stream.synchronize()
         return self.h_out_np[:n].copy()
+
+    def profile_layers(self, batch: np.ndarray, runs: int) -> dict:
+        from .profile_layers import profile
+
+        return profile(self, batch, runs)
 
     def close(self) -> None:
         for other in getattr(self, "offline_devices", {}).values():

@@ -23,6 +23,7 @@ Layout of this package (one job per module). The core:
   export.py        exported artifacts: libraries, manifest, sha256 checks, cross-compiling
   cuda_export.py   CUDA kernels compiled with NVRTC into an exported library
   predictor.py     the loaded variant: the Relax VM, one library per batch size
+  layers.py        the per-kernel profile of the layers task (the VM's instrument hook)
   cli.py           the ``tune`` command (``python -m edgebench.tune``, via ``commands``)
   cli_help.py      that command's ``--help`` text beyond the options
   cli_checks.py    what can be wrong with the tune command's input (exit 2 before any work)

@@ -95,5 +95,10 @@ class TvmPredictor(Predictor):
                 raise OutOfMemory(msg.splitlines()[-1][:300]) from e
             raise
 
+    def profile_layers(self, batch: np.ndarray, runs: int) -> dict:
+        from .layers import profile
+
+        return profile(self, batch, runs)
+
     def close(self) -> None:
         self._vms.clear()
