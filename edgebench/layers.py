@@ -59,6 +59,12 @@ def summarize(profile: dict, latency_p50_ms: float | None, precision: str = "fp3
     out["against_latency"] = against_latency(total, latency_p50_ms)
     if precision != "fp32":
         out["reduced_precision"] = stayed_fp32(layers, precision)
+    if "form" in profile:                 # an INT8 variant: the form it ran, and the others
+        out["form"] = profile["form"]
+        out["other_forms"] = {
+            form: {**summarize(p, p["latency_p50_ms"], precision), "form": form,
+                   "latency_p50_ms_measured_here": p["latency_p50_ms"]}
+            for form, p in profile.get("other_forms", {}).items()}
     return out
 
 

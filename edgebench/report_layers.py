@@ -14,8 +14,19 @@ PLOT_PREFIX = "layers_"
 
 
 def _layer_records(records: list[dict]) -> list[dict]:
-    return [r for r in latest_cells(records).values()
-            if r["task"] == "layers" and r["status"] in OK_STATUSES and r.get("layers")]
+    """The layers records, an INT8 variant's other form (profiled in its cell) as one more
+    column: "onnxruntime-int8 (cpu form)" beside "onnxruntime-int8 (tensorrt form)"."""
+    out = []
+    for r in latest_cells(records).values():
+        if r["task"] != "layers" or r["status"] not in OK_STATUSES or not r.get("layers"):
+            continue
+        if "form" not in r:
+            out.append(r)
+            continue
+        out.append({**r, "variant": f"{r['variant']} ({r['form']} form)"})
+        out += [{**o, "model": r["model"], "variant": f"{r['variant']} ({form} form)"}
+                for form, o in r.get("other_forms", {}).items()]
+    return out
 
 
 def _share(ms: float, total: float) -> str:
@@ -53,6 +64,10 @@ def section(records: list[dict], meta: dict, plots: list[str] = ()) -> list[str]
         lines += _placement(mine) + _reduced(mine) + _matched(mine, top) + _tops(mine, top)
         notes = [f"- {r['variant']}: {n}" for r in mine for n in r.get("notes", [])]
         notes += [f"- {r['variant']}: {r['profiler']}" for r in mine]
+        notes += [f"- {r['variant']}: profiled in the INT8 variant's layers cell, from the same "
+                  "calibration; its p50 was timed there (an unprofiled session, a short "
+                  "window), not by a latency cell" for r in mine
+                  if r.get("latency_p50_ms_measured_here") is not None]
         lines += notes + [""]
     for r in failed:
         lines.append(f"- {r['model']} / {r['variant']}: layers {r['status']}: {r.get('reason')}")

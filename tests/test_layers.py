@@ -259,8 +259,14 @@ def test_a_run_profiles_every_cpu_runtime_side_by_side_and_a_crashed_profile_sta
     int8 = by[("onnxruntime-int8", "layers")]
     assert int8["reduced_precision"]["fp32_layers"] is not None
     assert by[("onnxruntime-int8", "latency")]["variant_meta"]["int8"]["form"] == "cpu"
+    # the symmetric (TensorRT) form of the same calibration, profiled beside it in its cell
+    assert int8["form"] == "cpu" and set(int8["other_forms"]) == {"tensorrt"}
+    other = int8["other_forms"]["tensorrt"]
+    assert other["against_latency"]["ratio"] > 0 and other["reduced_precision"]["fp32_layers"] >= 0
+    assert other["latency_p50_ms_measured_here"] > 0
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "## Where the time goes: per-layer profiles" in report
     assert "Top 3 layers of tvm:" in report and "Top 4 layers" not in report
+    assert "onnxruntime-int8 (cpu form)" in report and "onnxruntime-int8 (tensorrt form)" in report
     assert f"{TINY} / jax: layers failed" in report
     assert (out / "plots" / f"layers_{TINY}.png").is_file()

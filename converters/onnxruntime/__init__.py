@@ -300,6 +300,23 @@ class OnnxRuntimeInt8(Calibrated, OnnxRuntimeConverter):
         fp32 = artifact.meta.get("int8", {}).get("fp32_onnx")
         return layer_drift(fp32, artifact.path, images) if fp32 and artifact.path else None
 
+    def profile_layers(self, artifact: Artifact, spec: ModelSpec, predictor, batch, runs: int):
+        """Its own form's profile, and the other form's from the same calibration beside it
+        (with that form's p50, timed here unprofiled): why one form is slower, node by node."""
+        from .layers import other_form_profile
+
+        own = super().profile_layers(artifact, spec, predictor, batch, runs)
+        form = artifact.meta.get("int8", {}).get("form", CPU_INT8_FORM)
+        other = "tensorrt" if form == "cpu" else "cpu"
+        cache = Path(artifact.path).parent.parent            # <cache>/int8/<model>.qdq.onnx
+        art = qdq_model(spec, cache, other)
+        own["form"] = form
+        own["other_forms"] = {other: other_form_profile(
+            lambda: self.load(art, spec),
+            lambda: OnnxRuntimeConverter.profile_layers(self, art, spec, None, batch, runs),
+            batch, runs)}
+        return own
+
 
 @register
 class OnnxRuntimeTensorRTInt8(Calibrated, OnnxRuntimeTensorRT):

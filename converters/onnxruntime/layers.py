@@ -112,3 +112,21 @@ def latency_split(predictor, batch, runs: int) -> dict:
             for key, a, z in (("h2d_ms", t0, t1), ("compute_ms", t1, t2), ("d2h_ms", t2, t3)):
                 split[key].append((z - a) * 1e3)
     return {k: round(statistics.median(v), 4) for k, v in split.items()}
+
+
+def other_form_profile(load, profile_layers, batch, runs: int) -> dict:
+    """An INT8 form the cell does not run: its p50 (``load()``: an unprofiled session,
+    timed as the latency task times, in a short window) and its per-node profile
+    (``profile_layers()``)."""
+    import numpy as np
+
+    from edgebench.measure import timed_calls
+
+    plain = load()
+    try:
+        timed_calls(plain, batch, min_count=WARMUP, min_s=0.0, max_s=5.0)
+        p50 = float(np.median(timed_calls(plain, batch, min_count=max(runs, 10), min_s=1.0,
+                                          max_s=10.0)))
+    finally:
+        plain.close()
+    return {**profile_layers(), "latency_p50_ms": round(p50, 4)}
