@@ -53,9 +53,11 @@ def summarize(profile: dict, latency_p50_ms: float | None, precision: str = "fp3
            "layers": layers[:KEEP], "notes": list(profile.get("notes", []))}
     if len(layers) > KEEP:
         out["notes"].append(f"{len(layers) - KEEP} faster layers left out of the record")
-    for key in ("unattributed_ms", "latency_split"):
+    for key in ("unattributed_ms", "latency_split", "onnx_nodes_by_provider"):
         if key in profile:
             out[key] = profile[key]
+    if "latency_split" not in out and not any(_on_gpu(x.get("where", "")) for x in layers):
+        out["latency_split"] = {"skipped": "computes on the CPU: no host-device copies to split"}
     out["against_latency"] = against_latency(total, latency_p50_ms)
     if precision != "fp32":
         out["reduced_precision"] = stayed_fp32(layers, precision)
@@ -66,6 +68,10 @@ def summarize(profile: dict, latency_p50_ms: float | None, precision: str = "fp3
                    "latency_p50_ms_measured_here": p["latency_p50_ms"]}
             for form, p in profile.get("other_forms", {}).items()}
     return out
+
+
+def _on_gpu(where: str) -> bool:
+    return any(w in where.upper() for w in ("GPU", "CUDA", "TENSORRT", "DLA"))
 
 
 def against_latency(total_ms: float, p50_ms: float | None) -> dict:

@@ -81,10 +81,14 @@ def _ratio_cell(check: dict) -> str:
 
 
 def _placement(mine: list[dict]) -> list[str]:
-    rows = [[r["variant"], r["layer_count"],
-             ", ".join(f"{w} {n}" for w, n in sorted(r["placement"].items(), key=lambda x: -x[1]))]
-            for r in mine]
-    return ["Where the layers ran:", "", md_table(["variant", "layers", "ran on"], rows), ""]
+    def counts(d: dict) -> str:
+        return ", ".join(f"{w} {n}" for w, n in sorted(d.items(), key=lambda x: -x[1]))
+
+    rows = [[r["variant"], r["layer_count"], counts(r["placement"]),
+             counts(r.get("onnx_nodes_by_provider") or {}) or "–"] for r in mine]
+    return ["Where the layers ran (profiled layers; and behind an ONNX Runtime GPU EP, where "
+            "ORT placed each ONNX node):", "",
+            md_table(["variant", "layers", "ran on", "ONNX nodes by EP"], rows), ""]
 
 
 def _reduced(mine: list[dict]) -> list[str]:

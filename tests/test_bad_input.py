@@ -5,8 +5,9 @@ with --out keeps every byte: the whole work folder is compared before and after 
 
 ``CASES`` is the list (docs count it): (id, command module, argv, expected text in the
 message). ``{W}`` is the work folder the module fixture fills with bad and good inputs;
-``{TINY}`` the tiny test model. Each case fails before any model work, so the sweep is a
-python start-up per case (about 1-6 s: the TVM command imports TVM)."""
+``{TINY}`` the tiny test model. Each case fails before any model work; it runs in a process
+of its own, forked from one interpreter that imported the heavy libraries once
+(tests/forked_cli.py), so the sweep is a fork per case, not a start-up with its imports."""
 from __future__ import annotations
 
 import json
@@ -306,9 +307,23 @@ def _own_model_inputs(w: Path) -> None:
     (w / "two-names.txt").write_text("fern\nmug\n", encoding="utf-8")
 
 
-@pytest.mark.slow          # ~70 interpreter start-ups: the sweep is in the full suite (CI)
+@pytest.fixture(scope="module")
+def forked():
+    """The commands, each in a fork of one interpreter that imported torch, timm, ONNX
+    Runtime and TVM once (tests/forked_cli.py): a case costs a fork, not a start-up."""
+    import os
+
+    from forked_cli import ForkedCli
+
+    cli = ForkedCli(dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", COLUMNS="200"),
+                    REPO)
+    yield cli
+    cli.close()
+
+
+@pytest.mark.slow          # ~90 cases: the sweep is in the full suite (CI)
 @pytest.mark.parametrize("case_id, module, argv, expected", CASES, ids=[c[0] for c in CASES])
-def test_bad_input_exits_2_with_one_line(case_id, module, argv, expected, work):
+def test_bad_input_exits_2_with_one_line(case_id, module, argv, expected, work, forked):
     args = [*BASE.get(module, []), *argv]
     if module in NEW_OUT and "--out" not in argv and "--resume" not in argv:
         args += ["--out", NEW_OUT[module]]
@@ -316,7 +331,7 @@ def test_bad_input_exits_2_with_one_line(case_id, module, argv, expected, work):
     prior_records = (work / "prior" / "results.jsonl").read_bytes()
     before = _snapshot(work)
 
-    proc = run_cli(module, *args, timeout=180)
+    proc = forked.run(module, *args, timeout=180)
 
     prog, expected = PROGS[module], _fill(expected, work)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]

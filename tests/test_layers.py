@@ -118,6 +118,12 @@ def test_onnx_runtime_profiles_every_node_with_its_provider_precision_and_depthw
     assert len(convs) == 2 and sum(bool(x.get("depthwise")) for x in convs) == 1
     s = summarize(prof, None)
     assert {"conv", "depthwise", "matmul/gemm"} <= set(s["by_type_ms"])
+    # the IO-binding split GPU variants get, through the same ORT calls with CPU tensors
+    from converters.onnxruntime.layers import latency_split
+
+    split = latency_split(pred, X, 3, device="cpu")
+    assert set(split) == {"h2d_ms", "compute_ms", "d2h_ms"} and split["compute_ms"] > 0
+    assert s["latency_split"] == {"skipped": "computes on the CPU: no host-device copies to split"}
     # the cell's own session was not the profiled one: it runs on, unprofiled
     assert not pred.sess.get_session_options().enable_profiling
     np.testing.assert_allclose(pred(X), spec.build()(__import__("torch").from_numpy(X))
@@ -239,18 +245,20 @@ def test_the_paper_profile_adds_the_layers_task_and_the_others_do_not():
 @pytest.mark.slow
 def test_a_run_profiles_every_cpu_runtime_side_by_side_and_a_crashed_profile_stays_alone(
         tmp_path, cache_dir):
+    """JAX's profiler runs on a real jit above; here the other runtimes in the suite's cells,
+    and PyTorch's layers cell killed by a real SIGSEGV."""
     out = tmp_path / "run"
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "onnxruntime",
-                   "onnxruntime-int8", "tvm", "jax", "--tvm-untuned", "--tasks", "latency",
+                   "onnxruntime-int8", "tvm", "--tvm-untuned", "--tasks", "latency",
                    "layers", "--profile", "smoke", "--layers-top", "3", "--out", str(out),
                    "--cache-dir", str(cache_dir), timeout=900,
-                   env={"EDGEBENCH_TEST_CRASH": f"{TINY}/jax/layers"})
+                   env={"EDGEBENCH_TEST_CRASH": f"{TINY}/pytorch/layers"})
     assert proc.returncode == 1, proc.stderr[-3000:]          # the crashed cell
     recs = assert_records_valid(out)
     by = {(r["variant"], r["task"]): r for r in recs}
-    assert by[("jax", "layers")]["status"] == "failed"
-    assert by[("jax", "latency")]["status"] == "ok"           # its latency cell is untouched
-    for v in ("pytorch", "onnxruntime", "onnxruntime-int8", "tvm"):
+    assert by[("pytorch", "layers")]["status"] == "failed"
+    assert by[("pytorch", "latency")]["status"] == "ok"       # its latency cell is untouched
+    for v in ("onnxruntime", "onnxruntime-int8", "tvm"):
         r = by[(v, "layers")]
         assert r["status"] == "ok", (v, r["reason"])
         assert r["against_latency"]["latency_p50_ms"] == by[(v, "latency")]["latency_ms"]["p50"]
@@ -268,5 +276,40 @@ def test_a_run_profiles_every_cpu_runtime_side_by_side_and_a_crashed_profile_sta
     assert "## Where the time goes: per-layer profiles" in report
     assert "Top 3 layers of tvm:" in report and "Top 4 layers" not in report
     assert "onnxruntime-int8 (cpu form)" in report and "onnxruntime-int8 (tensorrt form)" in report
-    assert f"{TINY} / jax: layers failed" in report
+    assert f"{TINY} / pytorch: layers failed" in report
     assert (out / "plots" / f"layers_{TINY}.png").is_file()
+
+
+def test_the_report_sets_variants_and_int8_forms_side_by_side(tmp_path):
+    from edgebench import report_layers
+    from edgebench.layers import summarize
+
+    def rec(variant, layers, p50, precision="fp32", **extra):
+        s = summarize({"profiler": "p", "layers": layers, "matching": "onnx node name",
+                       **extra}, p50, precision)
+        return {"model": "m", "variant": variant, "task": "layers", "status": "ok", **s}
+
+    fp32 = rec("onnxruntime", [{"name": "conv1", "op": "Conv", "ms": 1.0, "precision": "fp32"},
+                               {"name": "relu1", "op": "Relu", "ms": 0.2, "precision": "fp32"}],
+               1.25)
+    other = {"profiler": "p", "matching": "onnx node name", "latency_p50_ms": 2.5, "layers": [
+        {"name": "conv1", "op": "QLinearConv", "ms": 0.5, "precision": "int8"},
+        {"name": "relu1", "op": "Relu", "ms": 0.9, "precision": "fp32"},
+        {"name": "t1", "op": "Transpose", "ms": 0.4, "precision": "fp32"}]}
+    int8 = rec("onnxruntime-int8", [{"name": "conv1", "op": "QLinearConv", "ms": 0.4,
+                                     "precision": "int8"}], 0.41, "int8",
+               form="cpu", other_forms={"tensorrt": other})
+    failed = {"model": "m", "variant": "jax", "task": "layers", "status": "failed",
+              "reason": "RuntimeError: no events"}
+    records = [fp32, int8, failed]
+    plots = report_layers.plot(records, tmp_path)
+    assert plots == ["layers_m.png"] and (tmp_path / "layers_m.png").is_file()
+    text = "\n".join(report_layers.section(records, {"config": {"layers_top": 2}}, plots))
+    assert "| operator type | onnxruntime | onnxruntime-int8 (cpu form) | onnxruntime-int8 " \
+           "(tensorrt form) |" in text
+    assert "![layers_m.png](plots/layers_m.png)" in text
+    assert "| onnxruntime-int8 (tensorrt form) | int8 | 2 (1.300 (72%))" in text  # Relu, Transpose
+    assert "| total / p50 | 0.96 | 0.976 | 0.72 **unreliable** |" in text       # 1.8 / 2.5
+    assert "Matched by ONNX node name" in text and "Top 2 layers of onnxruntime:" in text
+    assert "m / jax: layers failed: RuntimeError: no events" in text
+    assert report_layers.section([{**failed, "task": "latency"}], {}) == []   # no layers cell

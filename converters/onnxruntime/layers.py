@@ -78,16 +78,22 @@ def profile(predictor, batch, runs: int) -> dict:
     if any(layer["where"] == "CUDAExecutionProvider" for layer in layers):
         notes.append("CUDA EP nodes: the host's time to launch each node's kernels (ORT's "
                      "profiler does not wait for the GPU)")
+    # Behind a GPU EP, where ORT placed each node of the ONNX graph (a TensorRT EP subgraph
+    # is one profiled node but many ONNX nodes): the session's graph assignment.
+    placed = predictor.meta.get("nodes_by_provider")
+    if placed:
+        split["onnx_nodes_by_provider"] = dict(placed)
     return {**split,
             "profiler": "onnxruntime SessionOptions.enable_profiling (per-node kernel time)",
             "layers": layers, "notes": notes, "matching": "onnx node name"}
 
 
-def latency_split(predictor, batch, runs: int) -> dict:
+def latency_split(predictor, batch, runs: int, device: str = "cuda") -> dict:
     """A GPU call through the IO binding, split where ORT's API lets the host see it: the
     input's host-to-device copy (``OrtValue.ortvalue_from_numpy`` to CUDA), the run
     (``run_with_iobinding``, which returns when the outputs are ready) and the outputs'
-    device-to-host copy (``copy_outputs_to_cpu``); ms, medians, host clock."""
+    device-to-host copy (``copy_outputs_to_cpu``); ms, medians, host clock. ``device``:
+    where the binding puts the tensors (the CPU too, where the same calls run here)."""
     import time
 
     from .export import INPUT_NAME
@@ -97,13 +103,13 @@ def latency_split(predictor, batch, runs: int) -> dict:
     split: dict = collections.defaultdict(list)
     for i in range(WARMUP + runs):
         t0 = time.perf_counter()
-        x = ort.OrtValue.ortvalue_from_numpy(batch, "cuda", 0)
+        x = ort.OrtValue.ortvalue_from_numpy(batch, device, 0)
         t1 = time.perf_counter()
         b.clear_binding_inputs()
         b.clear_binding_outputs()
         b.bind_ortvalue_input(INPUT_NAME, x)
         for name in predictor.out_names:
-            b.bind_output(name, "cuda")
+            b.bind_output(name, device)
         sess.run_with_iobinding(b)
         t2 = time.perf_counter()
         b.copy_outputs_to_cpu()
