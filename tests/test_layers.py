@@ -150,7 +150,13 @@ def test_the_parser_reads_a_recorded_onnx_runtime_profile():
                   "input_type_shape": [{"float": [1, 64]}, {"float": [5]}]}},
         {"cat": "Node", "name": "/head/Gemm_fence_before", "dur": 0, "args": {}},
     ]
+    events.append({"cat": "Node", "name": "concat_kernel_time", "dur": 5, "args": {
+        "op_name": "QLinearConcat", "provider": "CPUExecutionProvider",
+        "input_type_shape": [{"float": []}, {"uint8": []}, {"uint8": [1, 64, 8, 8]},
+                             {"float": []}, {"uint8": []}],
+        "output_type_shape": [{"uint8": [1, 64, 8, 8]}]}})
     got = {x["name"]: x for x in node_times(events, runs=1)}
+    assert got.pop("concat")["precision"] == "int8"            # its first input is a scale
     assert set(got) == {"/features/features.2/Relu_output_0_nchwc", "/head/Gemm"}
     assert got["/features/features.2/Relu_output_0_nchwc"]["ms"] == 0.046     # the last run
     assert not got["/features/features.2/Relu_output_0_nchwc"].get("depthwise")
@@ -250,7 +256,8 @@ def test_a_run_profiles_every_cpu_runtime_side_by_side_and_a_crashed_profile_sta
     out = tmp_path / "run"
     proc = run_cli("edgebench.full", "--models", TINY, "--variants", "pytorch", "onnxruntime",
                    "onnxruntime-int8", "tvm", "--tvm-untuned", "--tasks", "latency",
-                   "layers", "--profile", "smoke", "--layers-top", "3", "--out", str(out),
+                   "layers", "--profile", "smoke", "--layers-top", "3", "--int8-both-forms",
+                   "--out", str(out),
                    "--cache-dir", str(cache_dir), timeout=900,
                    env={"EDGEBENCH_TEST_CRASH": f"{TINY}/pytorch/layers"})
     assert proc.returncode == 1, proc.stderr[-3000:]          # the crashed cell

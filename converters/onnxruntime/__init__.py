@@ -252,6 +252,12 @@ INT8_OPTIONS = (
                              "Relu/Clip folded into QLinearConv), the fast one on ORT's CPU "
                              "provider; tensorrt: the symmetric INT8 form the TensorRT INT8 "
                              "variants always run, from the same calibration (docs/int8.md)"}),
+    ("--int8-both-forms", {"action": "store_true",
+                           "help": "onnxruntime-int8's layers task also profiles the other INT8 "
+                                   "form of the same calibration beside its own (quantized once "
+                                   "and cached: about half a minute for ResNet-152 on 2 cores), "
+                                   "with that form's p50 timed in the cell: why one form is "
+                                   "slower, node by node (docs/layers.md)"}),
     ("--int8-layer-drift", {"action": "store_true",
                             "help": "compute the per-layer drift table (which layers' outputs "
                                     "drift most from FP32) in every INT8 parity cell. Default: "
@@ -301,16 +307,19 @@ class OnnxRuntimeInt8(Calibrated, OnnxRuntimeConverter):
         return layer_drift(fp32, artifact.path, images) if fp32 and artifact.path else None
 
     def profile_layers(self, artifact: Artifact, spec: ModelSpec, predictor, batch, runs: int):
-        """Its own form's profile, and the other form's from the same calibration beside it
-        (with that form's p50, timed here unprofiled): why one form is slower, node by node."""
+        """Its own form's profile; with --int8-both-forms the other form's from the same
+        calibration beside it (with that form's p50, timed here unprofiled): why one form is
+        slower, node by node."""
         from .layers import other_form_profile
 
         own = super().profile_layers(artifact, spec, predictor, batch, runs)
         form = artifact.meta.get("int8", {}).get("form", CPU_INT8_FORM)
+        own["form"] = form
+        if not spec.options.get("int8_both_forms"):
+            return own
         other = "tensorrt" if form == "cpu" else "cpu"
         cache = Path(artifact.path).parent.parent            # <cache>/int8/<model>.qdq.onnx
         art = qdq_model(spec, cache, other)
-        own["form"] = form
         own["other_forms"] = {other: other_form_profile(
             lambda: self.load(art, spec),
             lambda: OnnxRuntimeConverter.profile_layers(self, art, spec, None, batch, runs),

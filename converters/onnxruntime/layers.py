@@ -23,7 +23,7 @@ _PRECISION = {"float": "fp32", "float16": "fp16", "bfloat16": "bf16", "uint8": "
 
 def node_times(events: list, runs: int) -> list[dict]:
     """Per node: the median of its last ``runs`` kernel times (ms), its op type, the
-    provider that ran it, the precision of its first input and whether it is a depthwise
+    provider that ran it, its precision (``_precision``) and whether it is a depthwise
     convolution, from the events of ORT's profile JSON (trace events ``{"cat": "Node",
     "name": "<node>_kernel_time", "dur": us, "args": {"op_name", "provider",
     "input_type_shape"}}``). ORT renames the nodes it fuses or re-lays out
@@ -40,14 +40,25 @@ def node_times(events: list, runs: int) -> list[dict]:
     for name, d in durs.items():
         args = info[name]
         inputs = [next(iter(t.items())) for t in args.get("input_type_shape") or [] if t]
+        outputs = [next(iter(t.items())) for t in args.get("output_type_shape") or [] if t]
         layer = {"name": name, "op": args.get("op_name", ""), "where": args.get("provider", ""),
                  "ms": statistics.median(d[-runs:]) / 1e3, "calls": 1}
-        if inputs:
-            layer["precision"] = _PRECISION.get(inputs[0][0], inputs[0][0])
+        precision = _precision([t for t, _ in inputs + outputs])
+        if precision:
+            layer["precision"] = precision
         if _depthwise(layer["op"], [shape for _, shape in inputs]):
             layer["depthwise"] = True
         out.append(layer)
     return out
+
+
+def _precision(types: list[str]) -> str:
+    """int8 where any tensor of the node is 8-bit (QLinearConcat's first inputs are its
+    float scales; a QGemm may write float), else its float width; "" without types."""
+    if {"uint8", "int8"} & set(types):
+        return "int8"
+    floats = [t for t in types if t in ("float", "float16", "bfloat16")]
+    return _PRECISION[floats[0]] if floats else (_PRECISION.get(types[0], "") if types else "")
 
 
 def _depthwise(op: str, shapes: list) -> bool:
