@@ -55,7 +55,7 @@ PREPARED: Prepared | None = None
 # Which batch shapes each task calls a predictor with (warm_batch_sizes): batch 1; the
 # accuracy batch and its remainder; the doubling sizes from 1 (throughput's search; MultiStream
 # calls 8, Offline the best throughput batch, known only once the throughput cell has run).
-BATCH_ONE_TASKS = {"latency", "singlestream"}
+BATCH_ONE_TASKS = {"latency", "singlestream", "layers"}
 PASS_TASKS = {"parity", "accuracy"}
 LADDER_TASKS = {"throughput", "multistream", "offline"}
 
