@@ -65,43 +65,13 @@ def family_of_node(op_type: str) -> str:
     return "elementwise/other"
 
 
-def _median(v) -> float:
-    import numpy as np
-
-    return float(np.median(np.asarray(v, dtype=float))) if len(v) else 0.0
-
-
 def tvm_kernel_times(vm, fn, inp, inferences: int) -> dict:
-    """{kernel name: [per-inference total us]} from a VM instrument; calls per inference."""
-    import time
+    """{kernel name: {"us": median in-network time per inference, "calls": per inference}}
+    from the VM's instrument hook, as the suite's layers task times them."""
+    from converters.tvm.layers import kernel_times
 
-    per_inf: list[dict] = []
-    cur: dict = {}
-    calls: dict = {}
-    start: dict = {}
-
-    def instrument(func, sym, before, ret, *args):   # noqa: ARG001 - the VM's signature
-        now = time.perf_counter_ns()
-        if sym.startswith("vm.builtin"):
-            return 0
-        if before:
-            start[sym] = now
-        else:
-            cur[sym] = cur.get(sym, 0.0) + (now - start[sym]) / 1e3
-            calls[sym] = calls.get(sym, 0) + 1
-        return 0
-
-    vm.set_instrument(instrument)
-    try:
-        for _ in range(inferences):
-            cur = {}
-            fn(inp)
-            per_inf.append(cur)
-    finally:
-        vm.set_instrument(None)
-    names = list(per_inf[0])
-    return {n: {"us": _median([p.get(n, 0.0) for p in per_inf]),
-                "calls": calls[n] // inferences} for n in names}
+    return {n: {"us": t["ms"] * 1e3, "calls": t["calls"]}
+            for n, t in kernel_times(vm, lambda: fn(inp), inferences).items()}
 
 
 def profiling_session(onnx_path: str, threads):
@@ -125,14 +95,13 @@ def ort_node_times(onnx_path: str, x, threads, runs: int) -> list[dict]:
         sess.run(None, {name: x})
     for _ in range(runs):
         sess.run(None, {name: x})
-    nodes = collections.defaultdict(list)
+    from converters.onnxruntime.layers import node_times
+
     with open(sess.end_profiling(), encoding="utf-8") as f:
         events = json.load(f)
-    for e in events:
-        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-            nodes[(e["name"][:-len("_kernel_time")], e["args"].get("op_name"))].append(e["dur"])
-    # The first 10 runs are warm-up: keep the last ``runs`` samples of each node.
-    return [{"node": n, "op": op, "us": _median(v[-runs:])} for (n, op), v in nodes.items()]
+    # The first 10 runs are warm-up: node_times keeps the last ``runs`` samples of each node.
+    return [{"node": nd["name"], "op": nd["op"], "us": nd["ms"] * 1e3}
+            for nd in node_times(events, runs)]
 
 
 def main(argv=None) -> int:

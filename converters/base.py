@@ -268,7 +268,8 @@ class Converter:
         """The ``layers`` task: the runtime's own per-layer profile of ``batch`` over ``runs``
         calls after a warm-up: {"profiler": what measured, "layers": [{"name", "op", "ms"
         (median per inference), "calls", "where" (CPU, GPU, DLA, an EP), "precision",
-        "depthwise"}], "notes": [...], "matching": "onnx node name" or "op type"}. By default
+        "depthwise", "qdq" (a quantize or dequantize layer between precisions)}], "notes":
+        [...], "matching": "onnx node name" or "op type"}. By default
         the predictor's own ``profile_layers(batch, runs)``; SkipVariant where it has none."""
         own = getattr(predictor, "profile_layers", None)
         if own is None:

@@ -11,6 +11,7 @@ is their sum and counts as ``other``. On a GPU the CUDA time of each operator is
 (``device_time``): the host only launches kernels."""
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 
 WARMUP = 3
@@ -49,13 +50,14 @@ def profile(predictor, batch, runs: int) -> dict:
                "where": "GPU" if gpu else "CPU", "depthwise": dw}
               for (name, dw), us in times.items()]
     total = sum(x["ms"] for x in layers)
-    wrapper = _wrapper_ms(prof, RANGE, runs, gpu)
+    wrapper = _wrapper_ms(prof, RANGE, runs)
     split = {"latency_split": latency_split(predictor, batch, runs)} if gpu else {}
     return {**split,
             "profiler": "torch.profiler, operator level (self time per ATen operator"
                         + ("; CUDA time)" if gpu else ")"),
             "layers": layers, "matching": "op type",
-            "unattributed_ms": round(max(0.0, wrapper - total), 4) if wrapper else None,
+            # the operators' self times lie inside the calls: never below 0 unless broken
+            "unattributed_ms": round(wrapper - total, 4) if wrapper else None,
             "notes": (["torch.compile: Inductor's own fused kernels run inside one compiled "
                        "graph (its self time, type other)"]
                       if any("CompiledFxGraph" in x["op"] or "Torch-Compiled" in x["op"]
@@ -70,7 +72,7 @@ def _depthwise(shapes: list) -> bool:
     return w[1] == 1 and x[1] > 1 and w[0] > 1
 
 
-def _wrapper_ms(prof, name: str, runs: int, gpu: bool) -> float | None:
+def _wrapper_ms(prof, name: str, runs: int) -> float | None:
     """The mean time of one profiled call as a whole (host time), for what the operators
     leave out."""
     for e in prof.key_averages():
@@ -107,4 +109,4 @@ def latency_split(predictor, batch, runs: int) -> dict:
                 split["compute_ms"].append(ev[1].elapsed_time(ev[2]))
                 split["d2h_ms"].append(ev[2].elapsed_time(ev[3]))
                 split["enqueue_ms"].append(enqueue)
-    return {k: round(sorted(v)[len(v) // 2], 4) for k, v in split.items()}
+    return {k: round(statistics.median(v), 4) for k, v in split.items()}

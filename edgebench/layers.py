@@ -21,7 +21,6 @@ from .layer_types import TYPES, op_type
 
 UNRELIABLE = 0.15          # |profile total / latency p50 - 1| above this: flagged
 KEEP = 400                 # layers kept in the record, slowest first
-QDQ_OPS = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")
 
 
 def run(cell, conv, artifact, spec, predictor, data, prof: dict):
@@ -89,13 +88,14 @@ def against_latency(total_ms: float, p50_ms: float | None) -> dict:
 
 def stayed_fp32(layers: list, precision: str) -> dict:
     """In a reduced-precision variant, the layers that ran in FP32 (not the quantize and
-    dequantize nodes between precisions, counted apart) and their time."""
+    dequantize layers between precisions, which the runtime's profile marks ``qdq``, counted
+    apart) and their time."""
     known = [x for x in layers if x.get("precision")]
     if not known:
         return {"precision": precision, "fp32_layers": None,
                 "note": "this runtime's profile does not give each layer's precision"}
-    qdq = [x for x in known if x.get("op") in QDQ_OPS]
-    fp32 = [x for x in known if x["precision"] == "fp32" and x.get("op") not in QDQ_OPS]
+    qdq = [x for x in known if x.get("qdq")]
+    fp32 = [x for x in known if x["precision"] == "fp32" and not x.get("qdq")]
     return {"precision": precision, "layers_with_precision": len(known),
             "fp32_layers": len(fp32), "fp32_ms": round(sum(x["ms"] for x in fp32), 4),
             "fp32_ops": dict(Counter(x.get("op") or x["type"] for x in fp32)),

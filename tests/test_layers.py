@@ -71,8 +71,10 @@ def test_an_int8_profile_counts_the_layers_that_stayed_fp32_apart_from_quantize_
     layers = [{"name": "c", "op": "QLinearConv", "ms": 1.0, "precision": "int8"},
               {"name": "r", "op": "Relu", "ms": 0.3, "precision": "fp32"},
               {"name": "t", "op": "Transpose", "ms": 0.2, "precision": "fp32"},
-              {"name": "q", "op": "QuantizeLinear", "ms": 0.1, "precision": "fp32"},
-              {"name": "d", "op": "DequantizeLinear", "ms": 0.1, "precision": "int8"}]
+              {"name": "q", "op": "QuantizeLinear", "ms": 0.1, "precision": "fp32",
+               "qdq": True},
+              {"name": "d", "op": "DequantizeLinear", "ms": 0.1, "precision": "int8",
+               "qdq": True}]
     s = summarize({"profiler": "p", "layers": layers}, None, "int8")
     red = s["reduced_precision"]
     assert (red["fp32_layers"], red["fp32_ms"]) == (2, 0.5)
@@ -155,8 +157,13 @@ def test_the_parser_reads_a_recorded_onnx_runtime_profile():
         "input_type_shape": [{"float": []}, {"uint8": []}, {"uint8": [1, 64, 8, 8]},
                              {"float": []}, {"uint8": []}],
         "output_type_shape": [{"uint8": [1, 64, 8, 8]}]}})
+    events.append({"cat": "Node", "name": "dq_kernel_time", "dur": 2, "args": {
+        "op_name": "DequantizeLinear", "provider": "CPUExecutionProvider",
+        "input_type_shape": [{"uint8": [1, 64]}, {"float": []}, {"uint8": []}],
+        "output_type_shape": [{"float": [1, 64]}]}})
     got = {x["name"]: x for x in node_times(events, runs=1)}
     assert got.pop("concat")["precision"] == "int8"            # its first input is a scale
+    assert got.pop("dq").get("qdq") and not got["/head/Gemm"].get("qdq")
     assert set(got) == {"/features/features.2/Relu_output_0_nchwc", "/head/Gemm"}
     assert got["/features/features.2/Relu_output_0_nchwc"]["ms"] == 0.046     # the last run
     assert not got["/features/features.2/Relu_output_0_nchwc"].get("depthwise")
@@ -172,7 +179,7 @@ def test_torch_profiler_gives_operators_by_self_time_and_tells_the_depthwise_con
     assert {x["where"] for x in prof["layers"]} == {"CPU"}
     assert "latency_split" not in prof                 # no copies on the CPU
     # self times partition the call: their sum is no more than the calls' own time
-    assert sum(x["ms"] for x in prof["layers"]) > 0 and prof["unattributed_ms"] >= 0
+    assert sum(x["ms"] for x in prof["layers"]) > 0 and prof["unattributed_ms"] >= 0, prof
 
 
 def test_jax_profile_reads_xla_events_and_the_compiled_hlo():
@@ -217,9 +224,10 @@ def test_tensorrt_layer_information_gives_type_precision_tactic_and_placement():
         {"Name": "{ForeignNode[Conv_40...Relu_90]}", "LayerType": "DLA",
          "Outputs": [{"Format/Datatype": "Row major linear FP16 format"}]}]})
     info = layer_info(text, dla=True)
-    assert info["QuantizeLinear_2"]["precision"] == "int8"
+    assert info["QuantizeLinear_2"]["precision"] == "int8" and info["QuantizeLinear_2"]["qdq"]
     conv = info["w + QuantizeLinear_8 + Conv_12 + PWN(Clip_16)"]
     assert conv["tactic"].startswith("sm80") and conv["where"] == "GPU" and not conv["depthwise"]
+    assert not conv["qdq"]
     assert info["w2 + Conv_29"]["depthwise"] and info["w2 + Conv_29"]["precision"] == "fp16"
     assert info["{ForeignNode[Conv_40...Relu_90]}"]["where"] == "DLA"
     assert layer_info(json.dumps({"Layers": ["a + b", "c"]})) == {"a + b": {}, "c": {}}

@@ -254,8 +254,8 @@ INT8_OPTIONS = (
                              "variants always run, from the same calibration (docs/int8.md)"}),
     ("--int8-both-forms", {"action": "store_true",
                            "help": "onnxruntime-int8's layers task also profiles the other INT8 "
-                                   "form of the same calibration beside its own (quantized once "
-                                   "and cached: about half a minute for ResNet-152 on 2 cores), "
+                                   "form of the same calibration beside its own (one more "
+                                   "quantization of the model, then cached), "
                                    "with that form's p50 timed in the cell: why one form is "
                                    "slower, node by node (docs/layers.md)"}),
     ("--int8-layer-drift", {"action": "store_true",

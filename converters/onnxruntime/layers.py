@@ -15,6 +15,7 @@ from pathlib import Path
 
 WARMUP = 3
 _KERNEL = "_kernel_time"
+QDQ_OPS = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")
 
 
 _PRECISION = {"float": "fp32", "float16": "fp16", "bfloat16": "bf16", "uint8": "int8",
@@ -48,6 +49,8 @@ def node_times(events: list, runs: int) -> list[dict]:
             layer["precision"] = precision
         if _depthwise(layer["op"], [shape for _, shape in inputs]):
             layer["depthwise"] = True
+        if layer["op"] in QDQ_OPS:
+            layer["qdq"] = True
         out.append(layer)
     return out
 

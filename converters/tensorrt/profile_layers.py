@@ -42,6 +42,7 @@ def layer_info(text: str, dla: bool = False) -> dict[str, dict]:
         out[name] = {"op": kind, "precision": precision_of(str(outputs[0].get("Format/Datatype", ""))),
                      "tactic": layer.get("TacticName") or layer.get("TacticValue") or "",
                      "where": "DLA" if on_dla else "GPU",
+                     "qdq": layer.get("Origin") == "QDQ",
                      "depthwise": "depthwise" in kind.lower() or (groups > 1 and groups == maps)}
     return out
 
@@ -104,7 +105,8 @@ def profile(predictor, batch, runs: int) -> dict:
         layers.append({"name": name, "op": about.get("op", ""), "ms": statistics.median(ms[-runs:]),
                        "calls": 1, "where": about.get("where", "GPU"),
                        "precision": about.get("precision", ""), "tactic": about.get("tactic", ""),
-                       "depthwise": bool(about.get("depthwise"))})
+                       "depthwise": bool(about.get("depthwise")),
+                       "qdq": bool(about.get("qdq"))})
     return {"profiler": "TensorRT IProfiler (per-layer GPU time) with the engine inspector's "
                         "layer information",
             "layers": layers, "matching": "onnx node name",

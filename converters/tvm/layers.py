@@ -12,9 +12,10 @@ import time
 WARMUP = 3
 
 
-def profile(predictor, batch, runs: int) -> dict:
-    vm, _, _ = predictor._get(int(batch.shape[0]))
-    gpu = str(predictor.dev).split(":")[0] != "cpu"
+def kernel_times(vm, call, runs: int, sync=None) -> dict[str, dict]:
+    """{kernel: {"ms": median time per inference, "calls": per inference}} over ``runs``
+    calls of ``call()``, timed by the VM's instrument hook; ``sync()`` (a GPU's) runs before
+    each clock read."""
     per_run: list[dict] = []
     cur: dict = {}
     calls: dict = {}
@@ -23,8 +24,8 @@ def profile(predictor, batch, runs: int) -> dict:
     def instrument(func, name, before, ret, *args):    # noqa: ARG001 - the VM's signature
         if name.startswith("vm.builtin"):
             return 0
-        if gpu:
-            predictor.dev.sync()
+        if sync is not None:
+            sync()
         now = time.perf_counter_ns()
         if before:
             start[name] = now
@@ -33,20 +34,27 @@ def profile(predictor, batch, runs: int) -> dict:
             calls[name] = calls.get(name, 0) + 1
         return 0
 
-    for _ in range(WARMUP):
-        predictor(batch)
     vm.set_instrument(instrument)
     try:
         for _ in range(runs):
             cur = {}
-            predictor(batch)
+            call()
             per_run.append(cur)
     finally:
         vm.set_instrument(None)
-    layers = [{"name": name, "op": "", "where": "GPU" if gpu else "CPU", "calls":
-               calls[name] // runs,
-               "ms": statistics.median(r.get(name, 0) for r in per_run) / 1e6}
-              for name in per_run[0]]
+    return {name: {"ms": statistics.median(r.get(name, 0) for r in per_run) / 1e6,
+                   "calls": calls[name] // runs} for name in per_run[0]}
+
+
+def profile(predictor, batch, runs: int) -> dict:
+    vm, _, _ = predictor._get(int(batch.shape[0]))
+    gpu = str(predictor.dev).split(":")[0] != "cpu"
+    for _ in range(WARMUP):
+        predictor(batch)
+    times = kernel_times(vm, lambda: predictor(batch), runs,
+                         sync=predictor.dev.sync if gpu else None)
+    layers = [{"name": name, "op": "", "where": "GPU" if gpu else "CPU", **t}
+              for name, t in times.items()]
     return {"profiler": "TVM Relax VM instrument (set_instrument): time per kernel call",
             "layers": layers, "matching": "op type",
             "notes": ["TVM fuses operators into kernels: a kernel counts as its heaviest "
