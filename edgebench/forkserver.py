@@ -11,8 +11,9 @@ server, which dies with the runner.
 Two levels, so that a cell maps only its own variant's runtime: the server imports what
 every cell needs (numpy, timm and torch, edgebench); on a variant's first cell it forks a
 branch for that variant, which imports the modules the variant declares fork-safe to
-import (``Converter.preload``: JAX, inductor) and forks that variant's cells. One server for
-all mapped JAX and inductor into every PyTorch and ONNX Runtime cell: 45 MB more resident
+import (``Converter.preload``: JAX, inductor, TVM, onnx) and forks that variant's cells.
+One server for all mapped JAX and inductor into every PyTorch and ONNX Runtime cell: 45 MB
+more resident
 memory at each cell's start (experiments/FINDINGS.md#one-fork-server-branch-per-variant).
 
 A third level for JIT variants (``Converter.compiles_in_process``: torch.compile on the

@@ -182,6 +182,32 @@ def test_torch_profiler_gives_operators_by_self_time_and_tells_the_depthwise_con
     assert sum(x["ms"] for x in prof["layers"]) > 0 and prof["unattributed_ms"] >= 0, prof
 
 
+def test_torch_self_times_match_key_averages():
+    """Self times read from the raw events (fast) are torch's own key_averages() figures."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from converters import torch_layers
+
+    module = _tiny_module()
+    with torch.inference_mode(), profile(activities=[ProfilerActivity.CPU],
+                                         record_shapes=True) as prof:
+        for _ in range(3):
+            with torch.profiler.record_function(torch_layers.RANGE):
+                module(torch.from_numpy(X))
+    times, calls, wrapper_us = torch_layers._cpu_self_times(prof)
+    ours: dict = {}
+    for (name, _dw), us in times.items():
+        ours[name] = ours.get(name, 0.0) + us
+    theirs = {e.key: e for e in prof.key_averages()}
+    assert wrapper_us == pytest.approx(theirs.pop(torch_layers.RANGE).cpu_time_total)
+    assert set(ours) == set(theirs)
+    for name, e in theirs.items():
+        assert ours[name] == pytest.approx(e.self_cpu_time_total, abs=1e-3), name
+        assert sum(c for (n, _), c in calls.items() if n == name) == e.count, name
+    assert any(dw for (_n, dw) in times)          # the tiny net has a depthwise conv
+
+
 def test_jax_profile_reads_xla_events_and_the_compiled_hlo():
     import flax.linen as nn
     import jax

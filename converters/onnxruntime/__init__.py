@@ -71,6 +71,9 @@ class OnnxRuntimeConverter(Converter):
     onnx_reference = True          # its CPU provider in FP32 (reference_predictor)
     precision = "fp32"
     description = "ONNX Runtime (export via torch.onnx; CPU, CUDA or TensorRT execution provider)"
+    # onnx (pure Python and protobuf, no thread; about 0.6 s a cell here). Not onnxruntime:
+    # its import starts a native thread, which a forked child would not have.
+    preload = ("onnx",)
     cli_options = (
         ("--ort-providers", {"nargs": "+", "default": None, "metavar": "PROVIDER",
                              "help": "ONNX Runtime execution providers in priority order, e.g. "

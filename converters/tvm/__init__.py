@@ -65,6 +65,9 @@ class TvmConverter(Converter):
     precision = "fp32"
     description = "Apache TVM (Relax + MetaSchedule), static shapes, per-target tuning database"
     commands = {"tune": "converters.tvm.cli:main"}
+    # Importing TVM loads its libraries and LLVM (about 2 s a cell here) and starts no thread:
+    # its CPU pool starts at the first call and reads TVM_NUM_THREADS then.
+    preload = ("tvm", "tvm.relax")
     cli_options = (
         ("--tuning-dir", {"default": None, "metavar": "DIR",
                           "help": "TVM tuning databases (default results/tuning); the database for "
