@@ -13,8 +13,7 @@ every cell needs (numpy, timm and torch, edgebench); on a variant's first cell i
 branch for that variant, which imports the modules the variant declares fork-safe to
 import (``Converter.preload``: JAX, inductor, TVM, onnx) and forks that variant's cells.
 One server for all mapped JAX and inductor into every PyTorch and ONNX Runtime cell: 45 MB
-more resident
-memory at each cell's start (experiments/FINDINGS.md#one-fork-server-branch-per-variant).
+more resident memory at each cell's start (experiments/FINDINGS.md#one-fork-server-branch-per-variant).
 
 A third level for JIT variants (``Converter.compiles_in_process``: torch.compile on the
 CPU), whose compiled model lives in the process and cannot be loaded from a file: a request
