@@ -34,6 +34,10 @@ def breakdown(run_dir: Path, process_s: float | None = None) -> None:
     if b:
         print("run.json time_budget:")
         for k, v in b.items():
+            if isinstance(v, dict):     # tasks_s: each task's cells
+                v = ", ".join(f"{t} {s:.1f}" for t, s in v.items())
+                print(f"  {k:14s} {v}")
+                continue
             share = f" ({100 * v / b['total_s']:.0f}%)" if k.endswith("_s") and k != "total_s" else ""
             print(f"  {k:14s} {v:8.1f}{share}")
     else:

@@ -289,7 +289,10 @@ def budget_line(meta: dict) -> str | None:
              ("probe_s", "probes"), ("report_s", "report"), ("cell_other_s", "other in cells"),
              ("other_s", "other"))
     parts = ", ".join(f"{label} {b[k]:.0f} s" for k, label in names if k in b)
-    return f"- Time: {b['total_s'] / 60:.1f} min for {b.get('cells_run', 0)} cells run: {parts}"
+    tasks = "".join(f"; {t} cells {s:.0f} s ({100 * s / b['total_s']:.0f}%)"
+                    for t, s in (b.get("tasks_s") or {}).items() if b["total_s"])
+    return (f"- Time: {b['total_s'] / 60:.1f} min for {b.get('cells_run', 0)} cells run: "
+            f"{parts}{tasks}")
 
 
 class RunDirError(ValueError):

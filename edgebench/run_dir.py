@@ -29,7 +29,13 @@ def time_budget(total_s: float, records: list[dict], session_timings: dict,
     parts["cell_other_s"] = total("wall_s") - parts["measure_s"] - parts["convert_s"]
     parts["other_s"] = total_s - sum(parts.values())   # main process: imports, plan, run.json
     out = {"total_s": total_s, **parts}
-    return {k: round(v, 1) for k, v in out.items()} | {"cells_run": len(records)}
+    # Each task's cells, process start included: what a task such as layers adds to a run.
+    by_task: dict = {}
+    for r in records:
+        by_task[r["task"]] = by_task.get(r["task"], 0.0) + (r.get("wall_s") or 0.0) \
+            + (r.get("process_s") or 0.0)
+    return ({k: round(v, 1) for k, v in out.items()} | {"cells_run": len(records)}
+            | {"tasks_s": {k: round(v, 1) for k, v in by_task.items()}})
 
 
 def lock(out: Path):

@@ -82,7 +82,13 @@ def test_full_run_writes_every_output(e2e):
     assert run["config"]["torch_device"] == "auto"
     # "auto", settled by the pytorch variant's probe in the interpreter it runs in
     assert run["options"]["torch_device"] == ("cuda" if torch.cuda.is_available() else "cpu")
+    budget = run["time_budget"]       # each task's cells, inside the run's wall time
+    assert set(budget["tasks_s"]) == {r["task"] for r in recs}
+    assert 0 < sum(budget["tasks_s"].values()) <= budget["total_s"]
+    assert budget["tasks_s"]["latency"] == pytest.approx(sum(
+        r["wall_s"] + r.get("process_s", 0) for r in recs if r["task"] == "latency"), abs=0.2)
     report = (out / "report.md").read_text(encoding="utf-8")
+    assert "; latency cells " in report
     assert "Random weights" in report and "random-seed-0" in report
     assert "system mem MB" in report and "peak RSS MB" in report
     header = (out / "summary.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
