@@ -14,7 +14,9 @@ PROFILES: dict[str, dict] = {
         "latency": {"warmup": 3, "min_count": 20, "min_s": 2.0, "max_s": 15.0},
         "throughput": {"max_batch": 16, "warmup": 1, "min_iters": 3, "min_s": 1.0,
                        "budget_s": 40.0, "min_gain": 1.03},
-        "layers": {"runs": 20},     # profiled inferences per layers cell (edgebench.layers)
+        # profiled inferences per layers cell (edgebench.layers): half the latency task's
+        # minimum, so that a layers cell adds at most about 10% to a run
+        "layers": {"runs": 10},
         "idle_s": 1.0,
         "cell_timeout": 600,
     },

@@ -233,6 +233,27 @@ def test_jax_profile_reads_xla_events_and_the_compiled_hlo():
     assert named, [x["name"] for x in prof["layers"]]    # events matched to instructions
 
 
+def test_jax_an_asynchronous_instruction_spans_to_its_end_mark_and_overlaps_share_time():
+    """XLA's CPU executor: ``conv`` hands its work over (event 0-10) and is done at its
+    ``end: conv`` mark (t=100); ``add`` runs from 50 to 70 meanwhile; ``dot`` follows alone.
+    The times add up to the wall time covered (0-130), overlaps shared evenly."""
+    from types import SimpleNamespace as NS
+
+    from converters.jax_flax.profile_layers import op_times
+
+    def ev(name, start, dur, op=None):
+        stats = [("hlo_op", op), ("run_id", 7)] if op else [("_c", 1)]
+        return NS(name=name, start_ns=start, duration_ns=dur, stats=stats)
+
+    line = NS(name="tf_XLAEigen", events=[ev("conv.1", 0, 10, "conv.1"),
+                                          ev("add.2", 50, 20, "add.2"),
+                                          ev("end: conv.1", 99, 1),
+                                          ev("dot.3", 100, 30, "dot.3")])
+    per_run, calls = op_times(NS(planes=[NS(lines=[line])]))
+    assert per_run == {7: {"conv.1": 90.0, "add.2": 10.0, "dot.3": 30.0}}
+    assert calls == {"conv.1": 1, "add.2": 1, "dot.3": 1}
+
+
 def test_tensorrt_layer_information_gives_type_precision_tactic_and_placement():
     """The inspector's JSON (LayerInformationFormat.JSON with ProfilingVerbosity.DETAILED),
     in the fields TensorRT 10 writes (Name, LayerType, Outputs' Format/Datatype, Groups,

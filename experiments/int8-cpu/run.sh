@@ -5,7 +5,8 @@
 # models where the question is why (pytorch, onnxruntime, onnxruntime-int8 with the symmetric
 # TensorRT form profiled beside its own, tvm from the kept Zen 4 databases where this CPU is a
 # Zen 4, jax); then the in-process ABBA of the two forms with ONNX Runtime's kernel counts
-# (benchmarks/int8_forms.py). About 45 min on 2 cores.
+# (benchmarks/int8_forms.py); and what the layers task costs a run of resnet152 and
+# mobilenetv2_100. About 55 min on 2 cores.
 #   PY (default .venv/bin/python), WORK (default results/experiments/int8-cpu)
 #
 #   bash experiments/int8-cpu/run.sh
@@ -27,6 +28,12 @@ done
     --models resnet152 mobilenetv2_100 squeezenet1_1 efficientnet_b0 \
     --variants pytorch onnxruntime onnxruntime-int8 tvm jax --tasks latency layers \
     --tuning-dir "$WORK/tuning" --layers-top 12 --int8-both-forms --out "$WORK/layers"
+# What the layers task costs a run (run.json's time_budget.tasks_s, the report's time line).
+[ -f "$WORK/layers-cost/results.jsonl" ] || step "$PY" -m edgebench.full \
+    --models resnet152 mobilenetv2_100 \
+    --variants pytorch pytorch-compile onnxruntime onnxruntime-int8 tvm jax \
+    --tasks parity accuracy latency throughput layers --tuning-dir "$WORK/tuning" \
+    --out "$WORK/layers-cost"
 step "$PY" benchmarks/int8_forms.py resnet152 vgg16 mobilenetv2_100 squeezenet1_1 \
     efficientnet_b0 swin_tiny_patch4_window7_224 | { grep '^{' || [ "$DRY" = 1 ]; } \
     > "$(sink "$WORK/forms.jsonl")"
