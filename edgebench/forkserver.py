@@ -35,7 +35,8 @@ could inherit MKL's allocator lock held and spin forever at its first matrix pro
 
 Protocol, one JSON object per line (a branch speaks it too, to the server, over pipes):
   server -> runner  {"ready": true, "preload_s": ..., "preloaded": [...]}
-  runner -> server  {"argv": [...worker args], "log": PATH, "variant": NAME, "group": G}
+  runner -> server  {"argv": [...worker args], "log": PATH, "variant": NAME, "group": G,
+                    "env": {...}}     the run's settings, set in the branch before its imports
   server -> runner  {"pid": N}                 the child started
   server -> runner  {"pid": N, "returncode": R}   it ended (R < 0: killed by signal -R)
 For the first cell of a group, N is the model branch: the cell runs in the branch's process
@@ -345,8 +346,10 @@ class _Branch:
             os.waitpid(self.pid, 0)
 
 
-def _variant_body(variant: str):
+def _variant_body(variant: str, env: dict):
     def body(lines, send, close_fds) -> None:
+        # Before the imports: inductor fixes its cache folder from the environment.
+        os.environ.update(env)
         _import_all(_variant_modules(variant))
         _serve(lines, send, close_fds)
     return body
@@ -365,11 +368,13 @@ def main() -> int:
         for line in sys.stdin:
             if not line.strip():
                 continue
-            variant = json.loads(line).get("variant", "")
+            req = json.loads(line)
+            variant = req.get("variant", "")
             branch = branches.get(variant)
             if branch is None:
                 branch = branches[variant] = _Branch(
-                    _variant_body(variant), [fd for b in branches.values() for fd in b.fds])
+                    _variant_body(variant, req.get("env") or {}),
+                    [fd for b in branches.values() for fd in b.fds])
             if not branch.ask(line, _send):
                 return 1                    # the runner spawns this cell, then a new server
     finally:

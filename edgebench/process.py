@@ -21,12 +21,16 @@ def worker_env(extra: dict | None = None) -> dict:
     env.setdefault("PYTHONUNBUFFERED", "1")
     # Weights were resolved (and downloaded, if at all) by the main process: never fetch here.
     env["HF_HUB_OFFLINE"] = "1"
+    env.update(run_env(extra))
+    return env
+
+
+def run_env(extra: dict | None) -> dict:
+    """The run's own environment settings (a fleet config's, the variants' from the probe)
+    as its workers get them: the machine's own setting wins."""
     from . import USER_ENV
 
-    for k, v in (extra or {}).items():       # the machine's own setting wins
-        if k not in USER_ENV:
-            env[k] = str(v)
-    return env
+    return {k: str(v) for k, v in (extra or {}).items() if k not in USER_ENV}
 
 
 def spawn(cmd: list[str], log: Path, timeout: float, extra_env: dict | None = None):
@@ -151,12 +155,15 @@ class ForkServer:
         return self.proc.poll() is None
 
     def run(self, argv: list[str], log: Path, timeout: float, variant: str = "",
-            group: str = ""):
+            group: str = "", env: dict | None = None):
         """Run the worker with ``argv`` in a child forked from ``variant``'s branch of the
         server (which has imported that variant's modules), or, with a compile ``group``
-        (``Cell.compile_group``), from the branch that compiled the group's model."""
+        (``Cell.compile_group``), from the branch that compiled the group's model. ``env``:
+        the run's settings (``run_env``), set in the variant's branch before its imports (the
+        server may have started before the probe settled them)."""
         t = time.perf_counter()
-        req = {"argv": argv, "log": str(log), "variant": variant, "group": group}
+        req = {"argv": argv, "log": str(log), "variant": variant, "group": group,
+               "env": run_env(env)}
         self.proc.stdin.write((json.dumps(req) + "\n").encode())
         self.proc.stdin.flush()
         started = self._read(time.monotonic() + 60)

@@ -58,6 +58,8 @@ def probe(request: dict, out: Path) -> None:
 
     res = {}
     for variant in request["variants"]:
+        if os.environ.get("EDGEBENCH_TEST_CRASH") == f"probe/{variant}":  # the isolation tests
+            os.kill(os.getpid(), signal.SIGSEGV)
         try:
             conv = converters.get(variant)
             settled = conv.settle_options(dict(request["options"]))

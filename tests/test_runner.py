@@ -149,6 +149,25 @@ def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):
         assert s._servers[sys.executable] is not first and s._servers[sys.executable].alive()
 
 
+def test_a_probe_that_crashes_in_the_fork_server_is_spawned_again_variant_by_variant(
+        tmp_path, cache_dir, monkeypatch):
+    """The probe runs forked from the fork server; a real SIGSEGV there (one variant's
+    import) is not the answer: the probe is spawned, and a crash again is probed variant by
+    variant, so the other variant still runs."""
+    monkeypatch.setenv("EDGEBENCH_TEST_CRASH", "probe/null-preloading")
+    settings = RunSettings(run_id="t", profile="quick", prof=FAST, cache_dir=str(cache_dir),
+                           options={"torch_device": "cpu"}, device={"kind": "cpu", "name": "t"},
+                           env={"EDGEBENCH_VARIANT_MODULES": "tests.fake_variant"})
+    with runner.Session(settings, tmp_path / "logs", cell_timeout=120) as s:
+        probes = s.probe(["null", "null-preloading"], {TINY: (3, 160, 160)})
+        assert probes["null"]["ok"], probes["null"]
+        bad = probes["null-preloading"]
+        assert not bad["ok"] and bad["crashed"] and "availability probe exit code -11" in \
+            bad["reason"], bad
+        logs = sorted(p.name for p in (tmp_path / "logs").iterdir())
+        assert "probe__null-preloading.log" in logs and "forkserver.log" in logs, logs
+
+
 @pytest.mark.slow   # 5-13 s; the fork server's family keeps test_a_dead_fork_server_is_replaced fast
 def test_a_fork_server_that_dies_during_a_cell_is_said_not_a_timeout(tmp_path, cache_dir):
     """The fork server killed while a cell runs (the OOM killer may pick it): that cell's
@@ -196,7 +215,8 @@ def test_a_dead_fork_server_branch_is_replaced(tmp_path, cache_dir):
     with _session(tmp_path, cache_dir) as s:
         assert s.run(Cell(TINY, "null", "latency"))["status"] == "ok"
         first = s._servers[sys.executable]
-        (branch,) = psutil.Process(first.proc.pid).children()
+        # the server's branches: the probe's, then the variant's (the newest)
+        branch = max(psutil.Process(first.proc.pid).children(), key=lambda p: p.create_time())
         branch.kill()
         deadline = time.time() + 10         # not our child: poll until it is gone (a zombie)
         while branch.is_running() and branch.status() != psutil.STATUS_ZOMBIE:
@@ -330,5 +350,5 @@ def test_a_timeout_of_the_compiling_cell_ends_its_branch(tmp_path, cache_dir):
         s.cell_timeout = 600
         b = s.run(Cell(TINY, "pytorch-compile", "latency"))
     assert a["status"] == "timeout"
-    assert len(left) == 1                    # the variant's branch; its model branch is gone
+    assert len(left) == 2        # the probe's branch and the variant's; its model branch is gone
     assert b["status"] == "ok" and b["variant_meta"]["compiled_in"]["this_cell_compiled"]
