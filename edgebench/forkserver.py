@@ -14,6 +14,9 @@ branch for that variant, which imports the modules the variant declares fork-saf
 import (``Converter.preload``: JAX, inductor, TVM, onnx) and forks that variant's cells.
 One server for all mapped JAX and inductor into every PyTorch and ONNX Runtime cell: 45 MB
 more resident memory at each cell's start (experiments/FINDINGS.md#one-fork-server-branch-per-variant).
+The run's availability probe is forked too, from a branch of its own that imports nothing
+more (``runner.PROBE_BRANCH``): the server starts before the probe, so each request carries
+the run's environment, which a variant's branch sets before its imports.
 
 A third level for JIT variants (``Converter.compiles_in_process``: torch.compile on the
 CPU), whose compiled model lives in the process and cannot be loaded from a file: a request
