@@ -1,7 +1,6 @@
 """Shared fixtures (helpers live in testlib.py)."""
 from __future__ import annotations
 
-import collections
 import os
 import shutil
 import tempfile
@@ -24,18 +23,13 @@ def pytest_collection_modifyitems(items):
     if unmarked:
         raise pytest.UsageError("tests that use the emulated lane need @pytest.mark.emulated, "
                                 "slow and timeout(5400): " + ", ".join(unmarked))
-    # Their whole file goes last: pytest-xdist (--dist loadfile) hands out the files in this
-    # order, and a worker given the lane's tests early sits idle on them (seen: 210 s in CI,
-    # when xdist's own reordering by test count put the lane's file mid-queue; pyproject.toml
-    # turns that off with --no-loadscope-reorder, and this order keeps it: files with more
-    # tests first, as xdist orders them, then the lane's).
+    # Their whole file goes last. Under pytest-xdist that holds only without its reordering
+    # of files by test count (on by default): in CI the lane's file is handed out mid-queue
+    # and its worker waits on the lane (210 s), the CPU meanwhile busy with the lane and the
+    # other worker. Handing it out last (--no-loadscope-reorder) measured no faster: 1668 s
+    # against 1625 s, one clean-clone CI each (CONTRIBUTING.md#ci).
     lane_files = {item.path for item in items if item.get_closest_marker("emulated")}
-    count = collections.Counter(item.path for item in items)
-    first = {}
-    for i, item in enumerate(items):
-        first.setdefault(item.path, i)
-    items.sort(key=lambda item: (item.path in lane_files, -count[item.path], first[item.path],
-                                 item.get_closest_marker("emulated") is not None))
+    items.sort(key=lambda item: (item.path in lane_files, item.get_closest_marker("emulated") is not None))
 
 
 # One inductor cache for the whole session, every xdist worker and every run's cache dir:
