@@ -52,6 +52,12 @@ def profile(predictor, batch, runs: int) -> dict:
                              for x in layers) else [])}
 
 
+def _depthwise_conv(name: str, shapes) -> bool:
+    """A convolution operator whose inputs (``shapes()``, read only for a convolution: it
+    costs a call per event) say depthwise."""
+    return any(k in name for k in _CONV) and _depthwise([list(x) for x in shapes()])
+
+
 def _depthwise(shapes: list) -> bool:
     """Input [N, C, H, W] and weight [O, 1, kH, kW] with C > 1: one channel per group."""
     if len(shapes) < 2 or len(shapes[0]) != 4 or len(shapes[1]) != 4:
@@ -66,8 +72,8 @@ def _cpu_self_times(prof) -> tuple[dict, dict, float]:
     Read from the profiler's raw events: an operator's self time is its duration less its
     direct children's, children found by nesting on their thread. torch's own
     ``key_averages()`` gives the same figures (``test_torch_self_times_match_key_averages``)
-    but builds a Python object per event first: about 3 s for 20 calls of MobileNetV2,
-    against 0.15 s here, and ten times that for the paper profile's 100 calls of ResNet-152."""
+    but builds a Python object per event first, seconds for a few tens of calls of a small
+    CNN, growing with the calls profiled."""
     from torch._C._autograd import DeviceType
 
     threads: dict = defaultdict(list)
@@ -92,8 +98,7 @@ def _cpu_self_times(prof) -> tuple[dict, dict, float]:
                 wrapper_ns += dur
                 key = (name, False)
             else:
-                key = (name, any(k in name for k in _CONV)
-                       and _depthwise([list(x) for x in e.shapes()]))
+                key = (name, _depthwise_conv(name, e.shapes))
             times[key] += dur * 1e-3
             calls[key] += not redispatch
             stack.append((start + dur, key))
@@ -111,8 +116,7 @@ def _device_self_times(prof) -> tuple[dict, dict, float | None]:
         if e.key == RANGE:
             wrapper = e.cpu_time_total
             continue
-        shapes = [list(s) for s in (e.input_shapes or [])]
-        key = (e.key, any(k in e.key for k in _CONV) and _depthwise(shapes))
+        key = (e.key, _depthwise_conv(e.key, lambda e=e: e.input_shapes or []))
         times[key] += e.self_device_time_total
         calls[key] += e.count
     return times, calls, wrapper

@@ -13,7 +13,6 @@ Backend-agnostic: it knows variant names and the converter protocol, nothing els
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
@@ -125,18 +124,23 @@ class Session:
                                        "models": {m: list(s) for m, s in models.items()}}), encoding="utf-8")
             argv = ["--probe", str(req), str(res)]
             # Forked from the fork server (torch and timm imported once for the probe and the
-            # cells: about 4 s less a run here); spawned where there is none, or where the
+            # cells); spawned where there is none, or where the
             # forked probe failed (a crash then costs one more probe, never a wrong answer).
+            # A forked probe that timed out is not tried again: a hang would hang twice.
+            rc = -1
             server = self._server(python)
             if server is not None:
-                with contextlib.suppress(OSError):
+                try:
                     rc, _ = server.run(argv, log, PROBE_TIMEOUT_S, PROBE_BRANCH,
                                        env=self.settings.env)
-                    if rc == 0 and res.is_file():
-                        return json.loads(res.read_text(encoding="utf-8"))
+                except OSError:                 # the server died: as for a cell
+                    server.close()
+                if rc == 0 and res.is_file():
+                    return json.loads(res.read_text(encoding="utf-8"))
                 res.unlink(missing_ok=True)
-            rc, _ = spawn([python, "-m", "edgebench.worker", *argv],
-                          log, PROBE_TIMEOUT_S, self.settings.env)
+            if rc is not None:
+                rc, _ = spawn([python, "-m", "edgebench.worker", *argv],
+                              log, PROBE_TIMEOUT_S, self.settings.env)
             if res.is_file():
                 return json.loads(res.read_text(encoding="utf-8"))
         why = "timed out" if rc is None else f"exit code {rc}"

@@ -4,9 +4,9 @@ TensorBoard needed). XLA's CPU and GPU runtimes emit one event per HLO instructi
 (stat ``hlo_op``, with the call's ``run_id``). XLA's CPU thunk executor runs some instructions
 asynchronously (a convolution hands its work to Eigen's pool): the instruction's own event
 ends when the work is handed over, and an event ``end: <instruction>`` marks when it is done.
-Counting the events alone gave a third of ResNet-152's p50. So an instruction spans from its
-event's start to its ``end:`` mark, and instructions the executor runs at the same time share
-that wall time evenly: the instructions' times add up to the wall time they cover. Its time
+Counting the events alone missed most of each convolution's time. So an instruction spans
+from its event's start to its ``end:`` mark, and instructions the executor runs at the same
+time share that wall time evenly: the instructions' times add up to the wall time they cover. Its time
 is the median over the runs. The compiled HLO (``executable.as_text()``) says what each
 instruction is; a fusion counts as the heaviest operation it calls.
 
