@@ -6,9 +6,9 @@ asynchronously (a convolution hands its work to Eigen's pool): the instruction's
 ends when the work is handed over, and an event ``end: <instruction>`` marks when it is done.
 Counting the events alone missed most of each convolution's time. So an instruction spans
 from its event's start to its ``end:`` mark, and instructions the executor runs at the same
-time share that wall time evenly: the instructions' times add up to the wall time they cover. Its time
-is the median over the runs. The compiled HLO (``executable.as_text()``) says what each
-instruction is; a fusion counts as the heaviest operation it calls.
+time share that wall time evenly: the instructions' times add up to the wall time they
+cover. Its time is the median over the runs. The compiled HLO (``executable.as_text()``) says
+what each instruction is; a fusion counts as the heaviest operation it calls.
 
 Chosen over the compiled HLO's cost analysis (``cost_analysis()``), which gives FLOPs and
 bytes per module, estimated, not time per operation."""
