@@ -66,11 +66,13 @@ def default_names() -> list[str]:
 
 def onnx_file_variants() -> list[str]:
     """The variants that run a model handed over as an ONNX file (``starts_from_onnx``)."""
+    _discover()
     return [n for n, cls in _REGISTRY.items() if cls.starts_from_onnx]
 
 
 def onnx_reference() -> str:
     """The variant whose ``reference_predictor`` judges an ONNX file's parity."""
+    _discover()
     found = [n for n, cls in _REGISTRY.items() if cls.onnx_reference]
     if not found:
         raise KeyError("no registered variant is the reference of ONNX-file models")

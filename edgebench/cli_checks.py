@@ -119,7 +119,9 @@ def validate(args) -> dict:
 
     from .data import DataError, resolve_source
     from .data.sources import check_readable
+    from .process import note_imports_only
 
+    note_imports_only()          # nothing run yet: the fork server may be forked from here
     resolve_tasks(args)
     _check_numbers(args)
     _check_repeats(args)

@@ -358,13 +358,17 @@ def _variant_body(variant: str, env: dict):
     return body
 
 
-def main() -> int:
+def main(origin: str = "spawned") -> int:
+    """Serve the runner's requests; ``origin``: how this server started, for its log
+    ("spawned", or "forked from the runner" by ``process.ForkServer``)."""
     from edgebench.worker import _die_with_parent
 
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the runner decides what an interrupt ends
     t = time.perf_counter()
     preloaded = _import_all(COMMON)
+    print(f"edgebench.forkserver: {origin} (pid {os.getpid()}), common modules ready in "
+          f"{time.perf_counter() - t:.2f} s", file=sys.stderr, flush=True)
     _send({"ready": True, "preload_s": round(time.perf_counter() - t, 3), "preloaded": preloaded})
     branches: dict[str, _Branch] = {}
     try:

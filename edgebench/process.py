@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -110,19 +111,153 @@ class ServerDied(OSError):
         self.wall_s = wall_s
 
 
+# The threads this process had once numpy was imported (its BLAS pool), before it computed
+# anything: ``note_imports_only``. None: never noted (then the fork server is spawned).
+_IMPORT_THREADS: int | None = None
+
+
+def _os_threads() -> int | None:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+def note_imports_only() -> None:
+    """Say that this process has run nothing yet (called by the CLI before its checks): from
+    here on, while it starts no thread, it may be the fork server's parent."""
+    global _IMPORT_THREADS
+    import numpy  # noqa: F401 - its BLAS pool's threads belong to the baseline
+
+    if _IMPORT_THREADS is None:
+        _IMPORT_THREADS = _os_threads()
+
+
+def _forkable(python: str) -> bool:
+    """Whether the fork server can be forked from this process rather than spawned: the same
+    interpreter, on Linux, and nothing run since ``note_imports_only`` that started a thread.
+    A model run here (a factory or ONNX file checked, a download, data prepared) starts
+    OpenMP's, MKL's or ONNX Runtime's threads; a child forked from a process whose OpenMP
+    pool exists hangs at its first parallel region (forkserver's note), so such a process
+    spawns its server as before. EDGEBENCH_FORK_MAIN=0 spawns it always."""
+    import threading
+
+    return (python == sys.executable and sys.platform == "linux"
+            and os.environ.get("EDGEBENCH_FORK_MAIN", "1") != "0"
+            and _IMPORT_THREADS is not None and threading.active_count() == 1
+            and _os_threads() == _IMPORT_THREADS)
+
+
+def _max_fd() -> int:
+    try:
+        return os.sysconf("SC_OPEN_MAX")
+    except (ValueError, OSError):
+        return 4096
+
+
+class _ForkedServer:
+    """The fork server as a child of this process (``os.fork``, no new interpreter): the
+    part of ``subprocess.Popen`` that ``ForkServer`` uses."""
+
+    def __init__(self, log: Path, env: dict):
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        for stream in (sys.stdout, sys.stderr):    # else the child would write it out again
+            with contextlib.suppress(Exception):
+                stream.flush()
+        pid = os.fork()
+        if pid == 0:
+            _forked_server_main(down_r, up_w, log_fd, env)     # never returns
+        for fd in (down_r, up_w, log_fd):
+            os.close(fd)
+        self.pid = pid
+        self.returncode: int | None = None
+        self.stdin = os.fdopen(down_w, "wb")
+        self.stdout = os.fdopen(up_r, "rb")
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:          # reaped elsewhere: it has ended
+                self.returncode = -signal.SIGKILL
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired("edgebench.forkserver (forked)", timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+
+def _forked_server_main(down_r: int, up_w: int, log_fd: int, env: dict) -> None:
+    """In the child: what ``python -m edgebench.forkserver`` would be, on this process's
+    imports (the seconds of importing torch and timm again are what the fork saves)."""
+    import gc
+    import io
+
+    code = 1
+    try:
+        os.setsid()
+        os.dup2(down_r, 0)
+        os.dup2(up_w, 1)
+        os.dup2(log_fd, 2)
+        # No descriptor of the parent's stays open here (its ends of these pipes, another
+        # server's stdin, the run's lock): each would outlive the parent's own close. Garbage
+        # is collected first, so that no file object left to collect closes a number that the
+        # server has opened again since; what is reachable lives until os._exit.
+        gc.collect()
+        os.closerange(3, _max_fd())
+        os.chdir(REPO_ROOT)
+        os.environ.update(env)
+        # As PYTHONUNBUFFERED gives a spawned server: a cell's output reaches its log as it
+        # is written, and nothing read or buffered by the parent is inherited.
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
+        sys.argv = [str(REPO_ROOT / "edgebench" / "forkserver.py")]
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # Read at import in the parent, which may fetch weights; a cell never does.
+        hub = sys.modules.get("huggingface_hub.constants")
+        if hub is not None and env.get("HF_HUB_OFFLINE") == "1":
+            hub.HF_HUB_OFFLINE = True
+        from . import forkserver
+
+        code = forkserver.main(origin="forked from the runner")
+    except BaseException:  # noqa: BLE001 - to the server's log, as an interpreter would
+        import traceback
+
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
 class ForkServer:
     """Client of ``python -m edgebench.forkserver`` in interpreter ``python``: runs worker
-    argv lists in children forked from one warm parent. ``run`` has ``spawn``'s contract."""
+    argv lists in children forked from one warm parent. ``run`` has ``spawn``'s contract.
+    The server is forked from this process where ``_forkable`` says it may be (its imports
+    are then the server's), else spawned."""
 
     READY_TIMEOUT_S = 300
 
     def __init__(self, python: str, log: Path, extra_env: dict | None = None):
         self.log = log
-        with open(log, "ab") as lf:
-            self.proc = subprocess.Popen([python, "-m", "edgebench.forkserver"],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=lf, env=worker_env(extra_env), cwd=REPO_ROOT,
-                                         start_new_session=True)
+        self.forked = _forkable(python)
+        if self.forked:
+            self.proc = _ForkedServer(log, worker_env(extra_env))
+        else:
+            with open(log, "ab") as lf:
+                self.proc = subprocess.Popen([python, "-m", "edgebench.forkserver"],
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=lf, env=worker_env(extra_env),
+                                             cwd=REPO_ROOT, start_new_session=True)
         self._buf = b""
         self._eof = False        # its stdout closed: the server has ended
         hello = self._read(time.monotonic() + self.READY_TIMEOUT_S)

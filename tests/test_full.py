@@ -73,6 +73,10 @@ def test_full_run_writes_every_output(e2e):
     for f in ("run.json", "summary.csv", "report.md", "plots/latency.png", "plots/throughput.png",
               "plots/memory.png"):
         assert (out / f).is_file(), f
+    # A zoo model's run computes nothing in its main process before the cells: the fork
+    # server is forked from it, on its imports, and every cell above ran from that server.
+    server_log = (out / "logs" / "forkserver.log").read_text(encoding="utf-8")
+    assert server_log.startswith("edgebench.forkserver: forked from the runner"), server_log
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["variants"]["onnxruntime"]["versions"]["onnxruntime"]
     so = run["variants"]["onnxruntime"]["versions"]["session_options"]

@@ -347,6 +347,10 @@ def test_the_example_end_to_end_factory_onnx_and_timm_head(tmp_path):
         assert "needs the source model" in by[(str(onnx2), v, "latency")]["reason"]
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "parity reference: onnxruntime (FP32, CPU)" in report
+    # The CLI's checks ran the factory and the ONNX file in the main process (OpenMP's and
+    # ONNX Runtime's threads): its fork server is spawned, not forked from it.
+    server_log = (out / "logs" / "forkserver.log").read_text(encoding="utf-8")
+    assert server_log.startswith("edgebench.forkserver: spawned"), server_log
     # a timm architecture with a 5-class head, its checkpoint trained on the same folder
     r18 = tmp_path / "r18.pt"
     proc = _script(EXAMPLE / "train.py", ["--data", str(data), "--out", str(r18), "--arch",

@@ -149,6 +149,55 @@ def test_a_dead_fork_server_is_replaced(tmp_path, cache_dir):
         assert s._servers[sys.executable] is not first and s._servers[sys.executable].alive()
 
 
+_FORK_FROM_RUNNER = r"""
+import json, os, sys, time
+from pathlib import Path
+from edgebench import process
+log = Path(sys.argv[1])
+process.note_imports_only()                     # as the CLI does before its checks
+r, w = os.pipe()                                # a descriptor the runner holds open
+server = process.ForkServer(sys.executable, log)
+fds = sorted(int(fd) for fd in os.listdir(f"/proc/{server.proc.pid}/fd"))
+first = (server.forked, fds, server.alive())
+server.close()                                  # stdin closed: it must end by itself
+rc = server.proc.returncode
+import torch                                    # a computation starts OpenMP's threads
+torch.set_num_threads(2)
+(torch.ones(512, 512) @ torch.ones(512, 512)).sum().item()
+again = process.ForkServer(sys.executable, log)
+print(json.dumps({"first": first, "rc": rc, "forked_again": again.forked}))
+again.close()
+"""
+
+
+@pytest.mark.slow   # a spawned server: 3-8 s
+def test_the_fork_server_is_forked_from_a_runner_that_has_computed_nothing(tmp_path):
+    """A runner that has only imported (the CLI, before any model runs) forks its fork server
+    rather than spawning one: the server holds none of the runner's descriptors (only its
+    pipes and log as 0-2) and ends when its stdin closes. Once the runner has computed (a
+    model checked, data prepared: OpenMP's threads, which a child of it would hang on), the
+    server is spawned."""
+    import json
+    import subprocess
+    import sys
+
+    from edgebench.util import REPO_ROOT
+
+    log = tmp_path / "forkserver.log"
+    out = subprocess.run([sys.executable, "-c", _FORK_FROM_RUNNER, str(log)], cwd=REPO_ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    forked, fds, alive = got["first"]
+    assert forked and alive, got
+    assert fds == [0, 1, 2], fds                   # not the runner's pipe, not its own ends
+    assert got["rc"] == 0, got                     # ended on EOF, not killed after the wait
+    assert got["forked_again"] is False, got
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("edgebench.forkserver: forked from the runner"), lines
+    assert any(ln.startswith("edgebench.forkserver: spawned") for ln in lines[1:]), lines
+
+
 def test_a_probe_that_crashes_in_the_fork_server_is_spawned_again_variant_by_variant(
         tmp_path, cache_dir, monkeypatch):
     """The probe runs forked from the fork server; a real SIGSEGV there (one variant's
