@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 # The configured reference: the variant every other one's parity is judged against.
@@ -142,3 +143,9 @@ def new_record(cell: Cell, status: str, reason: str = "", **fields: Any) -> dict
         rec["power_mode"], rec["power_mode_state"] = run.power_mode, run.power_mode_state
     rec.update(fields)
     return rec
+
+
+def partial_path(record_path: Path) -> Path:
+    """Where a worker writing its record to ``record_path`` keeps the record as measured so
+    far (the throughput search rewrites it after each batch size)."""
+    return Path(record_path).with_suffix(".partial.json")

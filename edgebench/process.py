@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from .cell import partial_path
 from .util import REPO_ROOT
 
 
@@ -81,12 +82,6 @@ def failure_reason(rc: int | None, timeout: float, log: Path) -> tuple[str, str]
     return "failed", f"worker exited with code {rc} without a result; log: {log_tail(log)}"
 
 
-def partial_path(record_path: Path) -> Path:
-    """Where a worker writing its record to ``record_path`` keeps the record as measured so
-    far (the throughput search rewrites it after each batch size)."""
-    return Path(record_path).with_suffix(".partial.json")
-
-
 def partial_record(record_path: Path, reason: str) -> dict | None:
     """For a worker that ended without its record (``reason`` from ``failure_reason``): the
     record it had written as far as it got, now ``partial``, its reason saying why the worker
@@ -148,13 +143,6 @@ def _forkable(python: str) -> bool:
             and _os_threads() == _IMPORT_THREADS)
 
 
-def _max_fd() -> int:
-    try:
-        return os.sysconf("SC_OPEN_MAX")
-    except (ValueError, OSError):
-        return 4096
-
-
 class _ForkedServer:
     """The fork server as a child of this process (``os.fork``, no new interpreter): the
     part of ``subprocess.Popen`` that ``ForkServer`` uses."""
@@ -168,7 +156,9 @@ class _ForkedServer:
                 stream.flush()
         pid = os.fork()
         if pid == 0:
-            _forked_server_main(down_r, up_w, log_fd, env)     # never returns
+            from . import forkserver
+
+            forkserver.main_forked(down_r, up_w, log_fd, env)   # never returns
         for fd in (down_r, up_w, log_fd):
             os.close(fd)
         self.pid = pid
@@ -194,49 +184,6 @@ class _ForkedServer:
                 raise subprocess.TimeoutExpired("edgebench.forkserver (forked)", timeout)
             time.sleep(0.01)
         return self.returncode
-
-
-def _forked_server_main(down_r: int, up_w: int, log_fd: int, env: dict) -> None:
-    """In the child: what ``python -m edgebench.forkserver`` would be, on this process's
-    imports (the seconds of importing torch and timm again are what the fork saves)."""
-    import gc
-    import io
-
-    code = 1
-    try:
-        os.setsid()
-        os.dup2(down_r, 0)
-        os.dup2(up_w, 1)
-        os.dup2(log_fd, 2)
-        # No descriptor of the parent's stays open here (its ends of these pipes, another
-        # server's stdin, the run's lock): each would outlive the parent's own close. Garbage
-        # is collected first, so that no file object left to collect closes a number that the
-        # server has opened again since; what is reachable lives until os._exit.
-        gc.collect()
-        os.closerange(3, _max_fd())
-        os.chdir(REPO_ROOT)
-        os.environ.update(env)
-        # As PYTHONUNBUFFERED gives a spawned server: a cell's output reaches its log as it
-        # is written, and nothing read or buffered by the parent is inherited.
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
-        sys.argv = [str(REPO_ROOT / "edgebench" / "forkserver.py")]
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        # Read at import in the parent, which may fetch weights; a cell never does.
-        hub = sys.modules.get("huggingface_hub.constants")
-        if hub is not None and env.get("HF_HUB_OFFLINE") == "1":
-            hub.HF_HUB_OFFLINE = True
-        from . import forkserver
-
-        code = forkserver.main(origin="forked from the runner")
-    except BaseException:  # noqa: BLE001 - to the server's log, as an interpreter would
-        import traceback
-
-        with contextlib.suppress(Exception):
-            traceback.print_exc()
-    finally:
-        os._exit(code)
 
 
 class ForkServer:

@@ -185,7 +185,7 @@ def _partial_writer(path: Path | None, rec: dict, monitor, t_start: float):
 
 def run_cell(cell: Cell, partial_out: Path | None = None) -> dict:
     """The cell's record. ``partial_out``: where the throughput search writes the record as
-    measured so far after each batch size (see ``process.partial_path``)."""
+    measured so far after each batch size (see ``cell.partial_path``)."""
     import converters
 
     from . import measure
@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     # Fault injection for the isolation tests: a real hard crash (SIGSEGV) of this worker.
     if os.environ.get("EDGEBENCH_TEST_CRASH") == f"{cell.model}/{cell.variant}/{cell.task}":
         os.kill(os.getpid(), signal.SIGSEGV)
-    from .process import partial_path
+    from .cell import partial_path
 
     out = Path(argv[1])
     atomic_write_json(out, run_cell(cell, partial_path(out)), indent=None)
