@@ -2,8 +2,8 @@
 
     python -m edgebench.forkserver        (started by the runner; JSON lines on stdin/stdout)
 
-or forked from the runner itself (``main_forked``) where the runner has only imported, as
-the CLI has before any model runs (``process.ForkServer``): the server then pays no import.
+or forked from the runner itself (``process.ForkServer``) where the runner has only imported,
+as the CLI has before any model runs: the server then pays no import.
 
 Every cell still runs in a process of its own, started from a parent that has imported
 modules and nothing else: no model, no tensor, no thread pool. What a cell allocates dies
@@ -391,58 +391,6 @@ def main(origin: str = "spawned") -> int:
         for branch in branches.values():
             branch.close()
     return 0
-
-
-def _max_fd() -> int:
-    try:
-        return os.sysconf("SC_OPEN_MAX")
-    except (ValueError, OSError):
-        return 4096
-
-
-def main_forked(down_r: int, up_w: int, log_fd: int, env: dict) -> None:
-    """The server as a child forked from the runner (``process.ForkServer``): what ``python
-    -m edgebench.forkserver`` would be, on the runner's imports (the seconds of importing
-    torch and timm again are what the fork saves). Its stdin, stdout and stderr become
-    ``down_r``, ``up_w`` and ``log_fd``; never returns."""
-    import gc
-    import io
-
-    from edgebench.util import REPO_ROOT
-
-    code = 1
-    try:
-        os.setsid()
-        os.dup2(down_r, 0)
-        os.dup2(up_w, 1)
-        os.dup2(log_fd, 2)
-        # No descriptor of the parent's stays open here (its ends of these pipes, another
-        # server's stdin, the run's lock): each would outlive the parent's own close. Garbage
-        # is collected first, so that no file object left to collect closes a number that the
-        # server has opened again since; what is reachable lives until os._exit.
-        gc.collect()
-        os.closerange(3, _max_fd())
-        os.chdir(REPO_ROOT)
-        os.environ.update(env)
-        # As PYTHONUNBUFFERED gives a spawned server: a cell's output reaches its log as it
-        # is written, and nothing read or buffered by the parent is inherited.
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
-        sys.argv = [str(REPO_ROOT / "edgebench" / "forkserver.py")]
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        # Read at import in the parent, which may fetch weights; a cell never does.
-        hub = sys.modules.get("huggingface_hub.constants")
-        if hub is not None and env.get("HF_HUB_OFFLINE") == "1":
-            hub.HF_HUB_OFFLINE = True
-        code = main(origin="forked from the runner")
-    except BaseException:  # noqa: BLE001 - to the server's log, as an interpreter would
-        import traceback
-
-        with contextlib.suppress(Exception):
-            traceback.print_exc()
-    finally:
-        os._exit(code)
 
 
 if __name__ == "__main__":

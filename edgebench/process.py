@@ -143,6 +143,58 @@ def _forkable(python: str) -> bool:
             and _os_threads() == _IMPORT_THREADS)
 
 
+def _max_fd() -> int:
+    try:
+        return os.sysconf("SC_OPEN_MAX")
+    except (ValueError, OSError):
+        return 4096
+
+
+def _serve_forked(down_r: int, up_w: int, log_fd: int, env: dict) -> None:
+    """The server as a child forked from the runner (``_ForkedServer``): what ``python
+    -m edgebench.forkserver`` would be, on the runner's imports (the seconds of importing
+    torch and timm again are what the fork saves). Its stdin, stdout and stderr become
+    ``down_r``, ``up_w`` and ``log_fd``; never returns."""
+    import gc
+    import io
+
+    code = 1
+    try:
+        os.setsid()
+        os.dup2(down_r, 0)
+        os.dup2(up_w, 1)
+        os.dup2(log_fd, 2)
+        # No descriptor of the parent's stays open here (its ends of these pipes, another
+        # server's stdin, the run's lock): each would outlive the parent's own close. Garbage
+        # is collected first, so that no file object left to collect closes a number that the
+        # server has opened again since; what is reachable lives until os._exit.
+        gc.collect()
+        os.closerange(3, _max_fd())
+        os.chdir(REPO_ROOT)
+        os.environ.update(env)
+        # As PYTHONUNBUFFERED gives a spawned server: a cell's output reaches its log as it
+        # is written, and nothing read or buffered by the parent is inherited.
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
+        sys.argv = [str(REPO_ROOT / "edgebench" / "forkserver.py")]
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # Read at import in the parent, which may fetch weights; a cell never does.
+        hub = sys.modules.get("huggingface_hub.constants")
+        if hub is not None and env.get("HF_HUB_OFFLINE") == "1":
+            hub.HF_HUB_OFFLINE = True
+        from .forkserver import main
+
+        code = main(origin="forked from the runner")
+    except BaseException:  # noqa: BLE001 - to the server's log, as an interpreter would
+        import traceback
+
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
 class _ForkedServer:
     """The fork server as a child of this process (``os.fork``, no new interpreter): the
     part of ``subprocess.Popen`` that ``ForkServer`` uses."""
@@ -156,9 +208,7 @@ class _ForkedServer:
                 stream.flush()
         pid = os.fork()
         if pid == 0:
-            from . import forkserver
-
-            forkserver.main_forked(down_r, up_w, log_fd, env)   # never returns
+            _serve_forked(down_r, up_w, log_fd, env)   # never returns
         for fd in (down_r, up_w, log_fd):
             os.close(fd)
         self.pid = pid

@@ -114,3 +114,30 @@ def test_the_tvm_package_lists_its_modules():
         if folder.name == "cpu":
             files.discard("__init__.py")
         assert listed == files, (folder, sorted(listed ^ files))
+
+
+MODULE_LINES_MAX = 400     # a module one reader can hold; the TVM package is held as a whole
+
+
+def long_modules(root: Path = REPO) -> dict[str, int]:
+    """Modules of converters/ (outside converters/tvm/) and edgebench/ over the limit."""
+    out = {}
+    for pkg in PACKAGES:
+        for p in (root / pkg).rglob("*.py"):
+            if p.is_relative_to(root / "converters" / "tvm"):
+                continue
+            n = len(p.read_text(encoding="utf-8").splitlines())
+            if n > MODULE_LINES_MAX:
+                out[str(p.relative_to(root))] = n
+    return out
+
+
+def test_every_module_outside_the_tvm_package_is_at_most_400_lines(tmp_path):
+    assert not long_modules(), long_modules()
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir()
+    (tmp_path / "converters" / "tvm").mkdir()
+    (tmp_path / "edgebench" / "big.py").write_text("x = 1\n" * 401)
+    (tmp_path / "converters" / "tvm" / "big.py").write_text("x = 1\n" * 401)
+    (tmp_path / "converters" / "fits.py").write_text("x = 1\n" * 400)
+    assert long_modules(tmp_path) == {"edgebench/big.py": 401}
