@@ -9,9 +9,10 @@
 #
 # The VM's speed drifts by tens of percent within minutes, so the arms alternate (ABBA):
 # tuning runs before/after for MobileNetV2, after/before for SqueezeNet, and the measuring
-# runs A B B A per model. The figure is TVM's p50 over ORT's within one run (tables.py).
+# runs A B B A per model, twice (BLOCKS). The figure is TVM's p50 over ORT's within one run
+# (tables.py).
 #
-#   bash experiments/tvm-package-split/run.sh              # ~70 min on 2 cores
+#   bash experiments/tvm-package-split/run.sh              # ~50 min on 2 cores
 #   bash experiments/tvm-package-split/run.sh --dry-run    # the commands, run nothing
 #   BEFORE=0869221 AFTER=HEAD MODELS="squeezenet1_1" bash experiments/tvm-package-split/run.sh
 #
@@ -28,6 +29,7 @@ HERE=experiments/tvm-package-split
 WORK=$PWD/results/experiments/tvm-package-split      # git-ignored: worktrees, tuning dirs, caches
 BEFORE=${BEFORE:-0869221} AFTER=${AFTER:-HEAD}
 MODELS=${MODELS:-"mobilenetv2_100 squeezenet1_1"}
+BLOCKS=${BLOCKS:-2}                                   # ABBA blocks of measuring runs per model
 PY=$PWD/.venv/bin/python
 exec 3>&1
 
@@ -53,7 +55,7 @@ measure() {                                           # ARM ROUND MODEL
     run "$1" -m edgebench.full --models "$3" --variants tvm onnxruntime --tasks parity latency \
         --tuning-dir "$WORK/$1/tuning" --out "$WORK/runs/$1-$2-$3" > "$(log "full-$1-$2-$3")" 2>&1
     [ "$DRY" = 1 ] && return 0
-    mkdir -p "$kept" && cp "$WORK/runs/$1-$2-$3"/{results.jsonl,run.json} "$kept/"
+    mkdir -p "$kept" && cp "$WORK/runs/$1-$2-$3/results.jsonl" "$kept/"   # the cells; run.json not kept (file budget)
 }
 
 if [ "$DRY" = 0 ]; then
@@ -77,7 +79,10 @@ for m in $MODELS; do                                   # tuning: A B, then B A f
     tune $first "$m" && tune $second "$m"
     t=$first first=$second second=$t
 done
-for m in $MODELS; do                                   # measuring: A B B A
-    measure before 1 "$m"; measure after 1 "$m"; measure after 2 "$m"; measure before 2 "$m"
+for m in $MODELS; do                                   # measuring: A B B A, BLOCKS times
+    for k in $(seq 1 "$BLOCKS"); do
+        a=$((2 * k - 1)) b=$((2 * k))
+        measure before $a "$m"; measure after $a "$m"; measure after $b "$m"; measure before $b "$m"
+    done
 done
 [ "$DRY" = 1 ] || "$PY" "$HERE/tables.py" "$HERE/runs" | tee "$HERE/summary.md"
