@@ -108,12 +108,14 @@ class ServerDied(OSError):
 
 # The threads this process had once numpy was imported (its BLAS pool), before it computed
 # anything: ``note_imports_only``. None: never noted (then the fork server is spawned).
-_IMPORT_THREADS: int | None = None
+# Their ids, not their number: OpenBLAS ends its pool before every fork (its atfork
+# handler) and a computation starts others, so a count could come out the same.
+_IMPORT_THREADS: frozenset[int] | None = None
 
 
-def _os_threads() -> int | None:
+def _os_threads() -> frozenset[int] | None:
     try:
-        return len(os.listdir("/proc/self/task"))
+        return frozenset(int(t) for t in os.listdir("/proc/self/task"))
     except OSError:
         return None
 
@@ -128,19 +130,31 @@ def note_imports_only() -> None:
         _IMPORT_THREADS = _os_threads()
 
 
-def _forkable(python: str) -> bool:
+# What the server's environment (``worker_env``) may add to this process's and the forked
+# start still honour: the path is already imported, stdio is made unbuffered, and the hub's
+# offline flag (read at import) is set by hand (``_serve_forked``).
+_APPLIED_AFTER_FORK = frozenset({"PYTHONPATH", "PYTHONUNBUFFERED", "HF_HUB_OFFLINE"})
+
+
+def _forkable(python: str, env: dict) -> bool:
     """Whether the fork server can be forked from this process rather than spawned: the same
-    interpreter, on Linux, and nothing run since ``note_imports_only`` that started a thread.
+    interpreter, on Linux, no thread started since ``note_imports_only`` (fewer is fine), and
+    ``env`` (the server's) adding nothing else to this process's environment, which the
+    modules imported here (numpy's BLAS, torch) read as they loaded: a run's env (a fleet
+    config's) gets a spawned server that imports them under it.
     A model run here (a factory or ONNX file checked, a download, data prepared) starts
     OpenMP's, MKL's or ONNX Runtime's threads; a child forked from a process whose OpenMP
     pool exists hangs at its first parallel region (forkserver's note), so such a process
     spawns its server as before. EDGEBENCH_FORK_MAIN=0 spawns it always."""
     import threading
 
+    threads = _os_threads()
     return (python == sys.executable and sys.platform == "linux"
             and os.environ.get("EDGEBENCH_FORK_MAIN", "1") != "0"
-            and _IMPORT_THREADS is not None and threading.active_count() == 1
-            and _os_threads() == _IMPORT_THREADS)
+            and all(os.environ.get(k) == v for k, v in env.items()
+                    if k not in _APPLIED_AFTER_FORK)
+            and _IMPORT_THREADS is not None and threads is not None
+            and threading.active_count() == 1 and threads <= _IMPORT_THREADS)
 
 
 def _max_fd() -> int:
@@ -246,15 +260,16 @@ class ForkServer:
 
     def __init__(self, python: str, log: Path, extra_env: dict | None = None):
         self.log = log
-        self.forked = _forkable(python)
+        env = worker_env(extra_env)
+        self.forked = _forkable(python, env)
         if self.forked:
-            self.proc = _ForkedServer(log, worker_env(extra_env))
+            self.proc = _ForkedServer(log, env)
         else:
             with open(log, "ab") as lf:
                 self.proc = subprocess.Popen([python, "-m", "edgebench.forkserver"],
                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=lf, env=worker_env(extra_env),
-                                             cwd=REPO_ROOT, start_new_session=True)
+                                             stderr=lf, env=env, cwd=REPO_ROOT,
+                                             start_new_session=True)
         self._buf = b""
         self._eof = False        # its stdout closed: the server has ended
         hello = self._read(time.monotonic() + self.READY_TIMEOUT_S)

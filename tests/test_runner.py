@@ -161,11 +161,16 @@ fds = sorted(int(fd) for fd in os.listdir(f"/proc/{server.proc.pid}/fd"))
 first = (server.forked, fds, server.alive())
 server.close()                                  # stdin closed: it must end by itself
 rc = server.proc.returncode
+plain = process.ForkServer(sys.executable, log)  # OpenBLAS ended its pool at the fork: fewer
+plain.close()                                   # threads than noted, still forkable
+with_env = process.ForkServer(sys.executable, log, {"EDGEBENCH_TEST_RUN_ENV": "1"})
+with_env.close()                                # a run's env: read at import, so spawned
 import torch                                    # a computation starts OpenMP's threads
 torch.set_num_threads(2)
 (torch.ones(512, 512) @ torch.ones(512, 512)).sum().item()
 again = process.ForkServer(sys.executable, log)
-print(json.dumps({"first": first, "rc": rc, "forked_again": again.forked}))
+print(json.dumps({"first": first, "rc": rc, "forked_again": again.forked,
+                  "forked_second": plain.forked, "forked_with_env": with_env.forked}))
 again.close()
 """
 
@@ -174,9 +179,9 @@ again.close()
 def test_the_fork_server_is_forked_from_a_runner_that_has_computed_nothing(tmp_path):
     """A runner that has only imported (the CLI, before any model runs) forks its fork server
     rather than spawning one: the server holds none of the runner's descriptors (only its
-    pipes and log as 0-2) and ends when its stdin closes. Once the runner has computed (a
-    model checked, data prepared: OpenMP's threads, which a child of it would hang on), the
-    server is spawned."""
+    pipes and log as 0-2) and ends when its stdin closes. Given a run's env (read by the
+    imports it would inherit), or once the runner has computed (a model checked, data
+    prepared: OpenMP's threads, which a child of it would hang on), the server is spawned."""
     import json
     import subprocess
     import sys
@@ -193,8 +198,11 @@ def test_the_fork_server_is_forked_from_a_runner_that_has_computed_nothing(tmp_p
     assert fds == [0, 1, 2], fds                   # not the runner's pipe, not its own ends
     assert got["rc"] == 0, got                     # ended on EOF, not killed after the wait
     assert got["forked_again"] is False, got
+    assert got["forked_second"] is True, got
+    assert got["forked_with_env"] is False, got    # the run's env must reach its imports
     lines = log.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("edgebench.forkserver: forked from the runner"), lines
+    assert lines[1].startswith("edgebench.forkserver: forked from the runner"), lines
     assert any(ln.startswith("edgebench.forkserver: spawned") for ln in lines[1:]), lines
 
 
